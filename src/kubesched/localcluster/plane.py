@@ -1,0 +1,311 @@
+"""A named local control plane, kind-like: `up`, `down`, `status`, `list`.
+
+Everything of a cluster lives in one directory (state file, certificates, kubeconfigs, etcd data,
+logs) under $XDG_STATE_HOME/kubesched/clusters/<name>; `down` stops its processes and removes
+that directory, so nothing is left behind. Ports are picked free at start, so several clusters
+run side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import procs
+from .build import ensure_built
+from .http import create_all, get, get_json, tls_context
+from .paths import state_root
+from .pki import CertificateAuthority, service_account_keys
+from .topology import KWOK_ANNOTATION, Topology
+
+Progress = Callable[[str], None]
+START_ORDER = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+@dataclass
+class Cluster:
+    name: str
+    dir: str
+    server: str = ""
+    kubeconfig: str = ""
+    ports: dict[str, int] = field(default_factory=dict)
+    pids: dict[str, int] = field(default_factory=dict)
+    owner_pid: int = 0
+    topology: str = ""
+    node_count: int = 0
+    default_scheduler: bool = True
+    started_at: float = 0.0
+
+    @property
+    def path(self) -> Path:
+        return Path(self.dir)
+
+    def log(self, component: str) -> Path:
+        return self.path / "logs" / f"{component}.log"
+
+    def running(self) -> dict[str, bool]:
+        return {c: procs.alive(pid, self.dir) for c, pid in self.pids.items()}
+
+    def save(self) -> None:
+        tmp = self.path / "state.json.tmp"
+        tmp.write_text(json.dumps(asdict(self), indent=2))
+        os.replace(tmp, self.path / "state.json")
+
+
+def cluster_dir(name: str) -> Path:
+    return state_root() / name
+
+
+def load(name: str) -> Cluster | None:
+    try:
+        data = json.loads((cluster_dir(name) / "state.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return Cluster(**data)
+
+
+def list_clusters() -> list[Cluster]:
+    root = state_root()
+    if not root.exists():
+        return []
+    found = (load(p.name) for p in sorted(root.iterdir()) if p.is_dir())
+    return [c for c in found if c is not None]
+
+
+def up(name: str, topology: Topology, *, default_scheduler: bool = True, api_port: int | None = None,
+       progress: Progress = print, ready_timeout: float = 120.0) -> Cluster:
+    _validate_name(name)
+    existing = load(name)
+    if existing is not None:
+        if any(existing.running().values()):
+            raise ClusterError(f"cluster {name!r} is already running (server {existing.server}, kubeconfig "
+                               f"{existing.kubeconfig}); use it, or stop it with `kubesched cluster down "
+                               f"--name {name}`, or pick another --name")
+        progress(f"cluster {name!r}: removing the state of a stale run (its processes are gone)")
+        _remove(existing, progress)
+    elif cluster_dir(name).exists():
+        shutil.rmtree(cluster_dir(name))
+    if api_port is not None and procs.port_in_use(api_port):
+        raise ClusterError(f"--api-port {api_port}: port {api_port} on 127.0.0.1 is already in use; "
+                           "choose a free port, or omit --api-port to pick one automatically")
+    bins = ensure_built(progress)
+    cluster = Cluster(name=name, dir=str(cluster_dir(name)), owner_pid=os.getpid(), topology=topology.name,
+                      node_count=len(topology.nodes), default_scheduler=default_scheduler,
+                      started_at=time.time())
+    cluster.path.mkdir(parents=True)
+    try:
+        _start(cluster, bins, topology, api_port, progress, ready_timeout)
+    except BaseException:
+        progress(f"cluster {name!r}: start failed; stopping what was started")
+        _remove(cluster, progress)
+        raise
+    return cluster
+
+
+def down(name: str, progress: Progress = print) -> bool:
+    cluster = load(name)
+    if cluster is None:
+        if cluster_dir(name).exists():
+            shutil.rmtree(cluster_dir(name))
+            return True
+        return False
+    _remove(cluster, progress)
+    return True
+
+
+def _remove(cluster: Cluster, progress: Progress) -> None:
+    pids = [cluster.pids[c] for c in reversed(START_ORDER) if c in cluster.pids]
+    procs.stop(pids, cluster.dir)
+    deadline = time.monotonic() + 15
+    while busy := [p for p in cluster.ports.values() if procs.port_in_use(p)]:
+        if time.monotonic() > deadline:
+            progress(f"cluster {cluster.name!r}: ports {busy} are still held by another process")
+            break
+        time.sleep(0.2)
+    shutil.rmtree(cluster.path, ignore_errors=True)
+
+
+def _validate_name(name: str) -> None:
+    if not name or len(name) > 63 or not all(ch.isalnum() or ch in "-_." for ch in name) or name[0] == ".":
+        raise ClusterError(f"--name: Invalid value: {name!r}: use 1-63 letters, digits, '-', '_' or '.'")
+
+
+# --- start-up ------------------------------------------------------------------------------------
+
+def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | None, progress: Progress,
+           ready_timeout: float) -> None:
+    started = time.monotonic()
+    d = cluster.path
+    pki_dir = d / "pki"
+    pki_dir.mkdir()
+    ca = CertificateAuthority(pki_dir)
+    serving = ca.issue("apiserver", "kube-apiserver", server=True)
+    admin = ca.issue("admin", "kubernetes-admin", "system:masters")
+    kcm = ca.issue("controller-manager", "system:kube-controller-manager")
+    sched = ca.issue("scheduler", "system:kube-scheduler")
+    sa = service_account_keys(pki_dir)
+    ports = cluster.ports
+    for comp in ("etcd", "etcd-peer", "kube-controller-manager", "kube-scheduler", "kwok"):
+        ports[comp] = procs.free_port()
+    ports["kube-apiserver"] = api_port or procs.free_port()
+    cluster.server = f"https://127.0.0.1:{ports['kube-apiserver']}"
+    cluster.kubeconfig = str(d / "kubeconfig")
+    _write_kubeconfig(d / "kubeconfig", cluster, ca.cert_path, admin.cert, admin.key, embed=True)
+    _write_kubeconfig(d / "controller-manager.kubeconfig", cluster, ca.cert_path, kcm.cert, kcm.key)
+    _write_kubeconfig(d / "scheduler.kubeconfig", cluster, ca.cert_path, sched.cert, sched.key)
+    cluster.save()
+
+    etcd_url = f"http://127.0.0.1:{ports['etcd']}"
+    peer_url = f"http://127.0.0.1:{ports['etcd-peer']}"
+    _launch(cluster, "etcd", [
+        str(bins / "etcd"), "--name=default", f"--data-dir={d / 'etcd'}", f"--listen-client-urls={etcd_url}",
+        f"--advertise-client-urls={etcd_url}", f"--listen-peer-urls={peer_url}",
+        f"--initial-advertise-peer-urls={peer_url}", f"--initial-cluster=default={peer_url}",
+        "--unsafe-no-fsync", "--quota-backend-bytes=8589934592", "--log-level=warn"])
+    _wait(cluster, "etcd", lambda: get(f"{etcd_url}/health", None)[0] == 200, ready_timeout, progress)
+
+    admin_ctx = tls_context(ca.cert_path, admin.cert, admin.key)
+    _launch(cluster, "kube-apiserver", [
+        str(bins / "kube-apiserver"), f"--etcd-servers={etcd_url}", "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1", f"--secure-port={ports['kube-apiserver']}",
+        f"--tls-cert-file={serving.cert}", f"--tls-private-key-file={serving.key}",
+        f"--client-ca-file={ca.cert_path}", "--service-account-issuer=https://kubernetes.default.svc",
+        f"--service-account-key-file={sa.cert}", f"--service-account-signing-key-file={sa.key}",
+        "--service-cluster-ip-range=10.96.0.0/16", "--authorization-mode=Node,RBAC",
+        "--endpoint-reconciler-type=none", "--disable-admission-plugins=ServiceAccount",
+        "--max-requests-inflight=3000", "--max-mutating-requests-inflight=1000", "--allow-privileged=true",
+        f"--cert-dir={pki_dir}", "--v=1"])
+    _wait(cluster, "kube-apiserver", lambda: get(f"{cluster.server}/readyz", admin_ctx)[0] == 200,
+          ready_timeout, progress)
+
+    _launch(cluster, "kube-controller-manager", [
+        str(bins / "kube-controller-manager"), f"--kubeconfig={d / 'controller-manager.kubeconfig'}",
+        f"--authentication-kubeconfig={d / 'controller-manager.kubeconfig'}",
+        f"--authorization-kubeconfig={d / 'controller-manager.kubeconfig'}",
+        f"--service-account-private-key-file={sa.key}", f"--root-ca-file={ca.cert_path}",
+        "--leader-elect=false", "--kube-api-qps=1000", "--kube-api-burst=2000", "--bind-address=127.0.0.1",
+        f"--secure-port={ports['kube-controller-manager']}", f"--cert-dir={pki_dir / 'kcm'}",
+        "--use-service-account-credentials=false", "--concurrent-job-syncs=20", "--v=1"])
+    if cluster.default_scheduler:
+        config = d / "kube-scheduler.yaml"
+        config.write_text(yaml.safe_dump({
+            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(d / "scheduler.kubeconfig"), "qps": 5000, "burst": 5000},
+            "leaderElection": {"leaderElect": False},
+        }))
+        _launch(cluster, "kube-scheduler", [
+            str(bins / "kube-scheduler"), f"--config={config}", "--bind-address=127.0.0.1",
+            f"--secure-port={ports['kube-scheduler']}", f"--cert-dir={pki_dir / 'scheduler'}",
+            f"--authentication-kubeconfig={d / 'scheduler.kubeconfig'}",
+            f"--authorization-kubeconfig={d / 'scheduler.kubeconfig'}", "--v=1"])
+    _launch(cluster, "kwok", [
+        str(bins / "kwok"), f"--kubeconfig={d / 'kubeconfig'}", f"--config={_kwok_config(d)}",
+        "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
+        "--cidr=10.244.0.1/16", "--node-ip=10.0.0.1", "--node-lease-duration-seconds=40",
+        f"--server-address=127.0.0.1:{ports['kwok']}"])
+    insecure = tls_context(None)
+    _wait(cluster, "kube-controller-manager",
+          lambda: get(f"https://127.0.0.1:{ports['kube-controller-manager']}/healthz", insecure)[0] == 200,
+          ready_timeout, progress)
+    if cluster.default_scheduler:
+        _wait(cluster, "kube-scheduler",
+              lambda: get(f"https://127.0.0.1:{ports['kube-scheduler']}/healthz", insecure)[0] == 200,
+              ready_timeout, progress)
+    _wait(cluster, "kwok", lambda: get(f"http://127.0.0.1:{ports['kwok']}/healthz", None)[0] == 200,
+          ready_timeout, progress)
+    progress(f"cluster {cluster.name!r}: components healthy in {time.monotonic() - started:.1f} s; "
+             f"creating {len(topology.nodes)} node(s)")
+    asyncio.run(create_all(cluster.server, admin_ctx, "/api/v1/nodes", (n.manifest() for n in topology.nodes),
+                           lambda n: progress(f"  {n}/{len(topology.nodes)} nodes created")))
+    _wait_nodes_ready(cluster, admin_ctx, len(topology.nodes), ready_timeout, progress)
+    progress(f"cluster {cluster.name!r} ready in {time.monotonic() - started:.1f} s: server {cluster.server}, "
+             f"kubeconfig {cluster.kubeconfig}")
+
+
+def _kwok_config(d: Path) -> Path:
+    # An empty config file keeps kwok from reading the user's ~/.kwok/kwok.yaml.
+    path = d / "kwok.yaml"
+    path.write_text("")
+    return path
+
+
+def _launch(cluster: Cluster, component: str, args: list[str]) -> None:
+    cluster.pids[component] = procs.start(args, cluster.log(component), cluster.path)
+    cluster.save()
+
+
+def _wait(cluster: Cluster, component: str, check: Callable[[], bool], timeout: float,
+          progress: Progress) -> None:
+    deadline = time.monotonic() + timeout
+    pid = cluster.pids[component]
+    while True:
+        code = procs.exited(pid)
+        if code is not None or not procs.alive(pid, cluster.dir):
+            raise ClusterError(f"{component} exited during start (exit code {code}); last lines of "
+                               f"{cluster.log(component)}:\n{procs.tail(cluster.log(component))}")
+        try:
+            if check():
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise ClusterError(f"{component} did not become healthy within {timeout:.0f} s; last lines of "
+                               f"{cluster.log(component)}:\n{procs.tail(cluster.log(component))}")
+        time.sleep(0.1)
+
+
+def _wait_nodes_ready(cluster: Cluster, ctx: Any, want: int, timeout: float, progress: Progress) -> None:
+    deadline = time.monotonic() + timeout
+    last = -1
+    while True:
+        nodes = get_json(f"{cluster.server}/api/v1/nodes", ctx)["items"]
+        ready = sum(1 for n in nodes if any(c.get("type") == "Ready" and c.get("status") == "True"
+                                            for c in n.get("status", {}).get("conditions", [])))
+        if ready >= want:
+            return
+        if ready != last and want >= 100:
+            progress(f"  {ready}/{want} nodes Ready")
+            last = ready
+        if not procs.alive(cluster.pids["kwok"], cluster.dir):
+            raise ClusterError(f"kwok exited; last lines of {cluster.log('kwok')}:\n{procs.tail(cluster.log('kwok'))}")
+        if time.monotonic() > deadline:
+            raise ClusterError(f"only {ready} of {want} nodes became Ready within {timeout:.0f} s; "
+                               f"kwok log: {cluster.log('kwok')}")
+        time.sleep(0.25)
+
+
+def _write_kubeconfig(path: Path, cluster: Cluster, ca: Path, cert: Path, key: Path, *, embed: bool = False) -> None:
+    ctx = f"kubesched-{cluster.name}"
+    if embed:
+        cluster_entry: dict[str, str] = {"server": cluster.server,
+                                         "certificate-authority-data": _b64(ca)}
+        user: dict[str, str] = {"client-certificate-data": _b64(cert), "client-key-data": _b64(key)}
+    else:
+        cluster_entry = {"server": cluster.server, "certificate-authority": str(ca)}
+        user = {"client-certificate": str(cert), "client-key": str(key)}
+    doc = {
+        "apiVersion": "v1", "kind": "Config", "current-context": ctx,
+        "clusters": [{"name": ctx, "cluster": cluster_entry}],
+        "users": [{"name": ctx, "user": user}],
+        "contexts": [{"name": ctx, "context": {"cluster": ctx, "user": ctx}}],
+    }
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    path.chmod(0o600)
+
+
+def _b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode()

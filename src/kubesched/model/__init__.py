@@ -1,0 +1,1 @@
+"""Slim typed views of Kubernetes objects and resource quantities."""
