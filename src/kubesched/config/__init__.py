@@ -1,1 +1,42 @@
-"""kube-scheduler's KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): load, default, validate."""
+"""kube-scheduler's KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): load, default, validate.
+
+    config = load(path_or_None, scheduler_name_override=None)
+    for entry in config.unimplemented: ...   # log one warning naming them all
+    for profile in config.profiles: ...      # ProfileConfig: plugins per extension point, plugin_args
+
+A bad file raises ConfigError (a ValueError) naming the file, each bad field's path, its value and
+what would be valid.
+"""
+
+from kubesched.config.args import PLUGIN_ARGS, ArgsParser
+from kubesched.config.errors import ConfigError, FieldError
+from kubesched.config.load import DEFAULT_SCHEDULER_NAME, from_dict, load, loads
+from kubesched.config.plugins import KUBE_SCHEDULER_PLUGINS, KUBESCHED_PLUGINS, register_plugin
+from kubesched.config.types import (
+    EXTENSION_POINTS,
+    ClientConnection,
+    LeaderElection,
+    PluginRef,
+    ProfileConfig,
+    SchedulerConfig,
+)
+
+__all__ = [
+    "DEFAULT_SCHEDULER_NAME",
+    "EXTENSION_POINTS",
+    "KUBESCHED_PLUGINS",
+    "KUBE_SCHEDULER_PLUGINS",
+    "PLUGIN_ARGS",
+    "ArgsParser",
+    "ClientConnection",
+    "ConfigError",
+    "FieldError",
+    "LeaderElection",
+    "PluginRef",
+    "ProfileConfig",
+    "SchedulerConfig",
+    "from_dict",
+    "load",
+    "loads",
+    "register_plugin",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -53,7 +54,10 @@ def forbidden(path: str, detail: str) -> FieldError:
 
 
 def unknown_field(path: str, valid: Iterable[str]) -> FieldError:
-    return FieldError(path, f"Unknown field: valid fields here are: {', '.join(sorted(valid))}")
+    valid = sorted(valid)
+    close = difflib.get_close_matches(path.rpartition(".")[2], valid, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return FieldError(path, f"Unknown field{hint}: valid fields here are: {', '.join(valid)}")
 
 
 def wrong_type(path: str, value: Any, expected: str) -> FieldError:

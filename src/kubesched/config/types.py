@@ -41,11 +41,24 @@ class ClientConnection:
 
 
 @dataclass(frozen=True)
+class LeaderElection:
+    # kube-scheduler's defaults; only `leader_elect` is honoured so far (see load.IMPLEMENTED_LEADER_ELECTION)
+    leader_elect: bool = True
+    lease_duration_seconds: float = 15.0
+    renew_deadline_seconds: float = 10.0
+    retry_period_seconds: float = 2.0
+    resource_lock: str = "leases"
+    resource_name: str = "kube-scheduler"
+    resource_namespace: str = "kube-system"
+
+
+@dataclass(frozen=True)
 class SchedulerConfig:
     profiles: tuple[ProfileConfig, ...]
     percentage_of_nodes_to_score: int = 0  # 0 = adaptive, as kube-scheduler
     client_connection: ClientConnection = field(default_factory=ClientConnection)
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
+    leader_election: LeaderElection = field(default_factory=LeaderElection)
     # Fields present in the user's file that kubesched does not implement yet (warned once at start).
     unimplemented: tuple[str, ...] = ()

@@ -23,6 +23,8 @@ class ObjectMeta(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     namespace: str = ""
     uid: str = ""
     resource_version: str = ""
+    # Written into a condition's observedGeneration, as kube-scheduler does since 1.34.
+    generation: int = 0
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
     labels: dict[str, str] = {}
@@ -107,6 +109,8 @@ class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     containers: list[Container] = []
     init_containers: list[Container] = []
     overhead: dict[str, str] = {}
+    # Pod-level requests (PodLevelResources, on by default since 1.34) replace the containers' sum.
+    resources: ResourceRequirements | None = None
     priority: int = 0
     scheduling_gates: list[SchedulingGate] = []
     restart_policy: str = "Always"
@@ -117,6 +121,7 @@ class PodCondition(msgspec.Struct, gc=False, omit_defaults=True):
     status: str = ""
     reason: str = ""
     message: str = ""
+    observed_generation: int = msgspec.field(default=0, name="observedGeneration")
 
 
 class PodStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):

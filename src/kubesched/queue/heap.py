@@ -31,7 +31,7 @@ class KeyedHeap(Generic[T]):
 
     def get(self, uid: str) -> T | None:
         entry = self._entries.get(uid)
-        return None if entry is None else entry[3]  # type: ignore[no-any-return]
+        return None if entry is None else entry[3]
 
     def push(self, uid: str, item: T) -> None:
         """Add, or replace and re-sort an item already present."""

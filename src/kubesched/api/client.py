@@ -1,0 +1,222 @@
+"""One aiohttp session to the apiserver: pooled keep-alive HTTP/1.1, client-side QPS/burst,
+orjson bodies in, raw bytes out (callers decode with msgspec into slim structs).
+
+Measured on the 2-core box: 64 keep-alive HTTP/1.1 connections reach ~350-390 binds+events/s at
+~0.6 ms CPU a pod; a single HTTP/2 connection (what client-go uses) is the bottleneck there.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import orjson
+
+from kubesched.api.errors import ApiConnectionError, ApiError
+from kubesched.api.kubeconfig import ClusterConfig
+from kubesched.api.ratelimit import TokenBucket
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+DEFAULT_TIMEOUT = 30.0
+
+Params = Mapping[str, str | int]
+
+
+@dataclass(slots=True)
+class Response:
+    status: int
+    body: bytes
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+class ApiClient:
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        qps: float = 50.0,
+        burst: int = 100,
+        max_connections: int = 64,
+        user_agent: str = "kubesched",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.config = config
+        self.server = config.server
+        self._limiter = TokenBucket(qps, burst)
+        self._max_connections = max_connections
+        self._user_agent = user_agent
+        self._timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(
+                limit=self._max_connections,
+                limit_per_host=self._max_connections,
+                keepalive_timeout=60,
+                ssl=self.config.ssl_context if self.config.ssl_context is not None else True,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                # Never let REQUESTS_CA_BUNDLE / SSL_CERT_FILE / proxies from the environment in.
+                trust_env=False,
+                json_serialize=lambda o: orjson.dumps(o).decode(),
+                headers={"User-Agent": self._user_agent, "Accept": JSON},
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> ApiClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        auth = await self.config.credentials.authorization()
+        if auth:
+            headers["Authorization"] = auth
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def _request_kwargs(self) -> dict[str, Any]:
+        kw: dict[str, Any] = {}
+        if self.config.tls_server_name:
+            kw["server_hostname"] = self.config.tls_server_name
+        return kw
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        request_timeout: float | None = None,
+    ) -> Response:
+        """One request, returning status and raw body without raising on HTTP errors.
+
+        `body` may be bytes (sent as is) or anything orjson can encode. Network failures raise
+        ApiConnectionError. A 401 with a refreshable token is retried once with a fresh one."""
+        data = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
+        for attempt in range(2):
+            await self._limiter.acquire()
+            headers = await self._headers(content_type if data is not None else None)
+            try:
+                async with self.session.request(
+                    method,
+                    self.server + path,
+                    params=params,
+                    data=data,
+                    headers=headers,
+                    timeout=aiohttp.ClientTimeout(total=request_timeout or self._timeout),
+                    **self._request_kwargs(),
+                ) as resp:
+                    payload = await resp.read()
+                    status = resp.status
+            except (aiohttp.ClientError, TimeoutError) as e:
+                raise ApiConnectionError(f"{method} {path}: {type(e).__name__}: {e}") from e
+            if status == 401 and attempt == 0 and self.config.credentials.dynamic:
+                self.config.credentials.invalidate()
+                continue
+            return Response(status, payload)
+        raise AssertionError("unreachable")
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        request_timeout: float | None = None,
+    ) -> bytes:
+        """Like `request`, but a non-2xx answer raises ApiError."""
+        resp = await self.request(
+            method, path, params=params, body=body, content_type=content_type, request_timeout=request_timeout
+        )
+        if not resp.ok:
+            raise ApiError.from_response(resp.status, resp.body, method=method, path=path)
+        return resp.body
+
+    async def get(self, path: str, params: Params | None = None) -> bytes:
+        return await self.call("GET", path, params=params)
+
+    async def post(self, path: str, body: Any) -> bytes:
+        return await self.call("POST", path, body=body)
+
+    async def patch(self, path: str, body: Any, content_type: str = STRATEGIC_MERGE_PATCH) -> bytes:
+        return await self.call("PATCH", path, body=body, content_type=content_type)
+
+    async def delete(self, path: str) -> bytes:
+        return await self.call("DELETE", path)
+
+    @asynccontextmanager
+    async def stream(
+        self, path: str, params: Params | None = None, *, read_timeout: float | None = None
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        """A long-running GET (watch): yields an iterator of newline-terminated lines.
+
+        `read_timeout` bounds the silence between chunks, so a connection that died without a
+        reset is noticed. Non-2xx raises ApiError before anything is yielded."""
+        await self._limiter.acquire()
+        headers = await self._headers(None)
+        try:
+            resp = await self.session.get(
+                self.server + path,
+                params=params,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout),
+                **self._request_kwargs(),
+            )
+        except (aiohttp.ClientError, TimeoutError) as e:
+            raise ApiConnectionError(f"GET {path}: {type(e).__name__}: {e}") from e
+        try:
+            if resp.status == 401:
+                self.config.credentials.invalidate()
+            if not 200 <= resp.status < 300:
+                raise ApiError.from_response(resp.status, await resp.read(), method="GET", path=path)
+            yield _lines(resp)
+        finally:
+            resp.release()
+
+
+async def _lines(resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+    # Split by hand: aiohttp's readline refuses lines over its buffer limit, and a pod with big
+    # annotations can exceed it.
+    buf = bytearray()
+    try:
+        async for chunk in resp.content.iter_any():
+            buf += chunk
+            start = 0
+            while (end := buf.find(b"\n", start)) >= 0:
+                if end > start:
+                    yield bytes(buf[start:end])
+                start = end + 1
+            if start:
+                del buf[:start]
+    except (TimeoutError, aiohttp.ClientError) as e:
+        raise ApiConnectionError(f"watch stream broke: {type(e).__name__}: {e}") from e
+    if buf.strip():
+        yield bytes(buf)

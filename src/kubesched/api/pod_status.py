@@ -1,0 +1,124 @@
+"""The PodScheduled=False condition, written the way kube-scheduler's updatePod does it.
+
+kube-scheduler builds the new status (podutil.UpdatePodCondition: lastTransitionTime moves only
+when the status flips; nothing is sent when status, reason and message are unchanged), clears
+status.nominatedNodeName when the failure carries no nomination (clearNominatedNode, always so
+without preemption), and sends the two-way strategic merge patch of old vs. new status to
+pods/{name}/status. `pod_scheduled_patch` computes that patch without I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from typing import Any
+
+import orjson
+
+from kubesched.api.client import STRATEGIC_MERGE_PATCH, ApiClient
+from kubesched.api.errors import ApiConnectionError, ApiError
+from kubesched.model.objects import Pod
+
+log = logging.getLogger(__name__)
+
+POD_SCHEDULED = "PodScheduled"
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+# client-go's retry.DefaultBackoff: 4 steps from 10 ms, x5.
+_RETRY_DELAYS = (0.01, 0.05, 0.25)
+
+
+def rfc3339(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pod_scheduled_patch(
+    pod: Pod,
+    reason: str,
+    message: str,
+    now: dt.datetime,
+    *,
+    clear_nominated_node: bool = True,
+) -> bytes | None:
+    """The strategic merge patch for PodScheduled=False/<reason>/<message>; None if nothing changes."""
+    conditions = pod.status.conditions
+    old = next((c for c in conditions if c.type == POD_SCHEDULED), None)
+    generation = pod.metadata.generation
+    status: dict[str, Any] = {}
+
+    if old is None:
+        entry: dict[str, Any] = {
+            "lastProbeTime": None,
+            "lastTransitionTime": rfc3339(now),
+            "message": message,
+            "reason": reason,
+            "status": "False",
+            "type": POD_SCHEDULED,
+        }
+        if generation:
+            entry["observedGeneration"] = generation
+        order = [*(c.type for c in conditions), POD_SCHEDULED]
+    else:
+        same = old.status == "False" and old.reason == reason and old.message == message
+        entry = {"type": POD_SCHEDULED}
+        if not same:
+            if old.status != "False":
+                entry["status"] = "False"
+                entry["lastTransitionTime"] = rfc3339(now)
+            if old.reason != reason:
+                entry["reason"] = reason
+            if old.message != message:
+                entry["message"] = message
+            if old.observed_generation != generation:
+                entry["observedGeneration"] = generation or None
+        order = [c.type for c in conditions]
+    if len(entry) > 1:
+        status["$setElementOrder/conditions"] = [{"type": t} for t in order]
+        status["conditions"] = [entry]
+    if clear_nominated_node and pod.status.nominated_node_name:
+        status["nominatedNodeName"] = None
+    if not status:
+        return None
+    return orjson.dumps({"status": status})
+
+
+async def patch_pod_status(client: ApiClient, namespace: str, name: str, patch: bytes) -> None:
+    """PATCH pods/{name}/status, retrying conflicts and transient failures briefly."""
+    path = f"/api/v1/namespaces/{namespace}/pods/{name}/status"
+    for delay in (*_RETRY_DELAYS, None):
+        try:
+            resp = await client.request("PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH)
+        except ApiConnectionError:
+            if delay is None:
+                raise
+        else:
+            if resp.ok:
+                return
+            if resp.status not in (409, 429, 500, 503, 504) or delay is None:
+                raise ApiError.from_response(resp.status, resp.body, method="PATCH", path=path)
+        await asyncio.sleep(delay)
+
+
+async def set_pod_unschedulable(
+    client: ApiClient,
+    pod: Pod,
+    message: str,
+    reason: str = REASON_UNSCHEDULABLE,
+    *,
+    clear_nominated_node: bool = True,
+) -> bool:
+    """Write the condition (full message, never truncated); False when nothing needed writing.
+    A pod deleted meanwhile (404) is not an error."""
+    patch = pod_scheduled_patch(
+        pod, reason, message, dt.datetime.now(dt.UTC), clear_nominated_node=clear_nominated_node
+    )
+    if patch is None:
+        return False
+    try:
+        await patch_pod_status(client, pod.metadata.namespace, pod.metadata.name, patch)
+    except ApiError as e:
+        if e.status == 404:
+            return False
+        raise
+    return True

@@ -1,0 +1,24 @@
+"""Per-cycle scratch space: PreFilter/PreScore write here, Filter/Score read (kube-scheduler CycleState)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class CycleState:
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def read(self, key: str) -> Any:
+        """The value under key; KeyError if the PreFilter/PreScore that writes it did not run."""
+        return self._data[key]
+
+    def get(self, key: str) -> Any:
+        return self._data.get(key)

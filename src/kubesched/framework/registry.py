@@ -1,0 +1,20 @@
+"""Plugin registry: name -> factory taking the plugin's validated args (kube-scheduler registry.go).
+
+The in-tree registry lives in `kubesched.plugins.registry`; out-of-tree plugins are merged in at
+the entry point only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+PluginFactory = Callable[[Mapping[str, Any]], object]
+Registry = dict[str, PluginFactory]
+
+
+def merge(base: Mapping[str, PluginFactory], extra: Mapping[str, PluginFactory]) -> Registry:
+    clash = sorted(set(base) & set(extra))
+    if clash:
+        raise ValueError(f"plugin(s) {clash} are already registered")
+    return {**base, **extra}

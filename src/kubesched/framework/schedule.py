@@ -1,0 +1,306 @@
+"""One scheduling cycle's algorithm: PreFilter, Filter, PreScore, Score, select (schedule_one.go).
+
+Filter plugins with a batch path evaluate every candidate node in a few vector operations; the
+cycle then replays kube-scheduler's sequential search over them: start at the rotating index,
+stop once the adaptive number of feasible nodes is found, and give each rejected node the status
+of the first filter (in profile order) that rejected it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.fit_error import Diagnosis, FitError
+from kubesched.framework.interface import FilterPlugin, PreFilterResult, Rows, Scores
+from kubesched.framework.profile import Profile
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, SchedulingError, Status
+from kubesched.framework.types import PodInfo
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring; percentage 0 means adaptive."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * percentage // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class NodeCursor:
+    """Where the next cycle starts its search, so successive pods spread over the nodes."""
+
+    next_start_node_index: int = 0
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    # Per-node details, kept as columns and turned into dicts only when asked for.
+    _names: list[str] = field(default_factory=list, repr=False)
+    _totals: Scores | None = field(default=None, repr=False)
+    _plugin_scores: dict[str, Scores] = field(default_factory=dict, repr=False)
+
+    def total_scores(self) -> dict[str, int]:
+        """Final (weighted) score of each scored node; empty when only one node was feasible."""
+        if self._totals is None:
+            return {}
+        return dict(zip(self._names, self._totals.tolist(), strict=True))
+
+    def plugin_scores(self) -> dict[str, dict[str, int]]:
+        """Normalized score of each plugin, per node, before weights."""
+        return {pl: dict(zip(self._names, s.tolist(), strict=True)) for pl, s in self._plugin_scores.items()}
+
+
+def _run_pre_filter(profile: Profile, state: CycleState, pod: PodInfo,
+                    snapshot: Snapshot) -> tuple[PreFilterResult | None, FitError | None]:
+    result: PreFilterResult | None = None
+    with_nodes: list[str] = []
+    rejected: Status | None = None
+    for pl in profile.pre_filter:
+        r, s = pl.pre_filter(state, pod, snapshot)
+        if s is not None and s.code != Code.SUCCESS:
+            if s.code == Code.SKIP:
+                state.skip_filter_plugins.add(pl.name)
+                continue
+            s = s.with_plugin(pl.name)
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return None, _pre_filter_error(pod, snapshot, s, set())
+            if s.code == Code.UNSCHEDULABLE:
+                rejected = s
+                continue
+            raise SchedulingError(s)
+        if r is not None and not r.all_nodes():
+            with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result.node_names is not None and not result.node_names:
+                names = sorted(set(with_nodes))
+                msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1 else
+                       f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously")
+                status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+                return None, _pre_filter_error(pod, snapshot, status, set(names))
+    if rejected is not None:
+        return None, _pre_filter_error(pod, snapshot, rejected, set(with_nodes))
+    if result is not None:
+        # Remembered for the message about nodes the PreFilter result left out.
+        state.write("__prefilter_plugins__", sorted(set(with_nodes)))
+    return result, None
+
+
+def _pre_filter_error(pod: PodInfo, snapshot: Snapshot, status: Status, plugins: set[str]) -> FitError:
+    diagnosis = Diagnosis(absent_nodes_status=status, unschedulable_plugins=plugins,
+                          pre_filter_msg=status.message())
+    diagnosis.add_plugin_status(status)
+    return FitError(pod, snapshot.n, diagnosis)
+
+
+def _candidate_rows(snapshot: Snapshot, result: PreFilterResult | None) -> Rows:
+    if result is None or result.node_names is None:
+        return snapshot.all_rows
+    found = sorted(i for i in (snapshot.index.get(n) for n in result.node_names) if i is not None)
+    return np.array(found, dtype=np.intp)
+
+
+def _rotated(positions: npt.NDArray[np.intp], start: int) -> npt.NDArray[np.intp]:
+    """Positions (ascending) in the order a search starting at `start` and wrapping around meets them."""
+    cut = int(np.searchsorted(positions, start))
+    if cut == 0:
+        return positions
+    return np.concatenate((positions[cut:], positions[:cut]))
+
+
+def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows,
+                   want: int, start: int, diagnosis: Diagnosis) -> tuple[Rows, int]:
+    """Rows of the first `want` feasible nodes from `start` (positions in rows), and how many
+    nodes were examined; rejected examined nodes get their status in the diagnosis."""
+    m = len(rows)
+    filters = [pl for pl in profile.filter if pl.name not in state.skip_filter_plugins]
+    masks: list[tuple[int, npt.NDArray[np.bool_]]] = []
+    scalar: list[int] = []
+    passing: npt.NDArray[np.bool_] | None = None
+    for idx, pl in enumerate(filters):
+        batch = getattr(pl, "filter_batch", None)
+        if batch is None:
+            scalar.append(idx)
+            continue
+        mask = batch(state, pod, snapshot, rows)
+        if mask is None:
+            continue
+        masks.append((idx, mask))
+        passing = mask.copy() if passing is None else np.logical_and(passing, mask, out=passing)
+
+    candidates = np.arange(m, dtype=np.intp) if passing is None else np.flatnonzero(passing)
+    order = _rotated(candidates, start)
+    if not scalar:
+        feasible_pos = order[:want]
+        if len(feasible_pos) < want or want == 0:
+            processed = m
+        else:
+            processed = (int(feasible_pos[-1]) - start) % m + 1
+    else:
+        found: list[int] = []
+        processed = m
+        node_infos = snapshot.node_infos
+        for p in order.tolist():
+            ni = node_infos[rows[p]]
+            for idx in scalar:
+                if not _passes(filters[idx], state, pod, ni):
+                    break
+            else:
+                found.append(p)
+                if len(found) == want:
+                    processed = (p - start) % m + 1
+                    break
+        feasible_pos = np.array(found, dtype=np.intp)
+
+    # Rejected nodes among the examined ones: those not feasible in rotated [start, start+processed).
+    examined = (np.arange(processed, dtype=np.intp) + start) % m if m else np.arange(0, dtype=np.intp)
+    if len(feasible_pos) < processed:
+        is_feasible = np.zeros(m, dtype=np.bool_)
+        is_feasible[feasible_pos] = True
+        rejected = examined[~is_feasible[examined]]
+        rejected.sort()
+        _record_statuses(filters, masks, state, pod, snapshot, rows, rejected, diagnosis)
+    return rows[feasible_pos], processed
+
+
+def _passes(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: object) -> bool:
+    s = pl.filter(state, pod, ni)  # type: ignore[arg-type]
+    if s is None or s.code == Code.SUCCESS:
+        return True
+    if not s.is_rejected():
+        raise SchedulingError(s.with_plugin(pl.name))
+    return False
+
+
+def _record_statuses(filters: list[FilterPlugin], masks: list[tuple[int, npt.NDArray[np.bool_]]],
+                     state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows,
+                     rejected: npt.NDArray[np.intp], diagnosis: Diagnosis) -> None:
+    """Give each rejected node (positions in rows) the status of the first filter that rejects it."""
+    mask_of = dict(masks)
+    by_plugin: dict[int, list[int]] = {}
+    if all(idx in mask_of or getattr(filters[idx], "filter_batch", None) is not None
+           for idx in range(len(filters))):
+        # Every filter has a column: the first False down the stacked masks names the plugin.
+        idxs = [idx for idx, _ in masks]
+        stacked = np.stack([m[rejected] for _, m in masks])
+        first = stacked.argmin(axis=0)
+        for k, idx in enumerate(idxs):
+            sel = rejected[first == k]
+            if len(sel):
+                by_plugin[idx] = sel.tolist()
+    else:
+        node_infos = snapshot.node_infos
+        for p in rejected.tolist():
+            ni = node_infos[rows[p]]
+            for idx, pl in enumerate(filters):
+                mask = mask_of.get(idx)
+                ok = bool(mask[p]) if mask is not None else (
+                    True if getattr(pl, "filter_batch", None) is not None else _passes(pl, state, pod, ni))
+                if not ok:
+                    by_plugin.setdefault(idx, []).append(p)
+                    break
+    names = snapshot.names
+    node_infos = snapshot.node_infos
+    statuses = diagnosis.node_to_status
+    for idx, positions in by_plugin.items():
+        pl = filters[idx]
+        node_rows = rows[np.array(positions, dtype=np.intp)]
+        batch_statuses = getattr(pl, "filter_statuses", None)
+        if batch_statuses is not None:
+            found: list[Status] = batch_statuses(state, pod, snapshot, node_rows)
+        else:
+            found = []
+            for r in node_rows.tolist():
+                s = pl.filter(state, pod, node_infos[r])
+                found.append(s if s is not None else Status(Code.UNSCHEDULABLE))
+        seen: dict[int, Status] = {}
+        for r, s in zip(node_rows.tolist(), found, strict=True):
+            tagged = seen.get(id(s))
+            if tagged is None:
+                tagged = seen[id(s)] = s.with_plugin(pl.name)
+                diagnosis.add_plugin_status(tagged)
+            statuses[names[r]] = tagged
+
+
+def _score(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot,
+           rows: Rows) -> tuple[Scores, dict[str, Scores]]:
+    for pl in profile.pre_score:
+        s = pl.pre_score(state, pod, snapshot, rows)
+        if s is not None and s.code != Code.SUCCESS:
+            if s.code == Code.SKIP:
+                state.skip_score_plugins.add(pl.name)
+                continue
+            raise SchedulingError(s.with_plugin(pl.name))
+    total = np.zeros(len(rows), dtype=np.int64)
+    per_plugin: dict[str, Scores] = {}
+    for pl, weight in profile.score:
+        if pl.name in state.skip_score_plugins:
+            continue
+        batch = getattr(pl, "score_batch", None)
+        if batch is not None:
+            scores: Scores = batch(state, pod, snapshot, rows)
+        else:
+            infos = snapshot.node_infos
+            scores = np.fromiter((pl.score(state, pod, infos[r], snapshot) for r in rows.tolist()),
+                                 dtype=np.int64, count=len(rows))
+        normalize = getattr(pl, "normalize_scores", None)
+        if normalize is not None:
+            scores = normalize(state, pod, scores)
+        per_plugin[pl.name] = scores
+        total += scores * weight
+    return total, per_plugin
+
+
+def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: random.Random,
+                 cursor: NodeCursor, percentage_of_nodes_to_score: int = 0,
+                 state: CycleState | None = None) -> ScheduleResult | FitError:
+    """Choose a node for pod, or say why none fits. Raises SchedulingError if a plugin errs.
+
+    `percentage_of_nodes_to_score` is the scheduler-wide value; the profile's own wins when set.
+    """
+    if state is None:
+        state = CycleState()
+    if snapshot.n == 0:
+        return FitError(pod, 0, Diagnosis())
+    result, error = _run_pre_filter(profile, state, pod, snapshot)
+    if error is not None:
+        return error
+    diagnosis = Diagnosis()
+    rows = _candidate_rows(snapshot, result)
+    if result is not None:
+        plugins = " ".join(state.get("__prefilter_plugins__") or [])
+        diagnosis.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                               f"node(s) didn't satisfy plugin(s) [{plugins}]")
+    percentage = profile.percentage_of_nodes_to_score
+    if percentage is None:
+        percentage = percentage_of_nodes_to_score
+    want = num_feasible_nodes_to_find(percentage, len(rows)) if profile.score else 1
+    start = cursor.next_start_node_index % len(rows) if len(rows) else 0
+    feasible, processed = _find_feasible(profile, state, pod, snapshot, rows, want, start, diagnosis)
+    cursor.next_start_node_index = (cursor.next_start_node_index + processed) % snapshot.n
+    evaluated = len(feasible) + len(diagnosis.node_to_status)
+    if len(feasible) == 0:
+        return FitError(pod, snapshot.n, diagnosis)
+    names = snapshot.names
+    if len(feasible) == 1:
+        return ScheduleResult(names[int(feasible[0])], evaluated, 1)
+    totals, per_plugin = _score(profile, state, pod, snapshot, feasible)
+    best = totals.max()
+    ties = np.flatnonzero(totals == best)
+    pick = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
+    feasible_names = [names[r] for r in feasible.tolist()]
+    return ScheduleResult(feasible_names[pick], evaluated, len(feasible),
+                          feasible_names, totals, per_plugin)

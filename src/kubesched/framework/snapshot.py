@@ -1,0 +1,185 @@
+"""The columnar view of the cluster that a scheduling cycle reads.
+
+Row i of every array describes `node_infos[i]`, and rows are in kube-scheduler's node order (zones
+interleaved), so the filter and score plugins work on whole columns: a few numpy operations per
+pod instead of a Python loop over every node and plugin.
+
+The cache owns one Snapshot and updates its rows in place as pods are assumed, bound or removed;
+node additions and removals make the cache rebuild it. The scheduling cycle is synchronous code on
+the one asyncio thread, so nothing can change the arrays while a cycle reads them: the snapshot
+kube-scheduler copies at the start of each cycle is, here, just this view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.types import NodeInfo
+from kubesched.model.objects import Taint
+
+I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+Bools = npt.NDArray[np.bool_]
+
+_A = TypeVar("_A", bound=np.ndarray[Any, Any])
+
+TaintKey = tuple[tuple[str, str, str], ...]
+
+
+def _taint_key(taints: Sequence[Taint]) -> TaintKey:
+    return tuple((t.key, t.value, t.effect) for t in taints)
+
+
+class TaintGroups:
+    """Distinct taint lists, numbered; nodes with the same taints share one toleration check."""
+
+    def __init__(self) -> None:
+        self.taints: list[tuple[Taint, ...]] = [()]
+        self._ids: dict[TaintKey, int] = {(): 0}
+
+    def id_of(self, taints: tuple[Taint, ...]) -> int:
+        key = _taint_key(taints)
+        gid = self._ids.get(key)
+        if gid is None:
+            gid = self._ids[key] = len(self.taints)
+            self.taints.append(taints)
+        return gid
+
+
+class Snapshot:
+    def __init__(self, node_infos: Sequence[NodeInfo] = ()) -> None:
+        self.node_infos: list[NodeInfo] = list(node_infos)
+        n = self.n = len(self.node_infos)
+        self.names = [ni.name for ni in self.node_infos]
+        self.index = {name: i for i, name in enumerate(self.names)}
+        z = np.zeros
+        self.alloc_cpu: I64 = z(n, np.int64)
+        self.alloc_mem: I64 = z(n, np.int64)
+        self.alloc_eph: I64 = z(n, np.int64)
+        self.alloc_pods: I64 = z(n, np.int64)
+        self.req_cpu: I64 = z(n, np.int64)
+        self.req_mem: I64 = z(n, np.int64)
+        self.req_eph: I64 = z(n, np.int64)
+        self.pod_count: I64 = z(n, np.int64)
+        self.nz_cpu: I64 = z(n, np.int64)
+        self.nz_mem: I64 = z(n, np.int64)
+        self.scalar_alloc: dict[str, I64] = {}
+        self.scalar_req: dict[str, I64] = {}
+        self.unschedulable: Bools = z(n, np.bool_)
+        self.has_ports: Bools = z(n, np.bool_)
+        self.no_schedule = TaintGroups()
+        self.prefer_no_schedule = TaintGroups()
+        self.no_schedule_group: I32 = z(n, np.int32)
+        self.prefer_group: I32 = z(n, np.int32)
+        # label key -> per-row code of its value (-1: the node lacks the key), and the values by code
+        self.label_codes: dict[str, I32] = {}
+        self.label_values: dict[str, list[str]] = {}
+        self._label_ids: dict[str, dict[str, int]] = {}
+        self._images: dict[str, tuple[int, npt.NDArray[np.intp]]] | None = None
+        self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
+        for i in range(n):
+            self.refresh_node(i, labels_changed=True)
+            self.refresh_pods(i)
+
+    # --- updates (the cache calls these) --------------------------------------------------------
+
+    def refresh_pods(self, i: int) -> None:
+        """Copy node i's pod sums into the columns after a pod was added to or removed from it."""
+        ni = self.node_infos[i]
+        r = ni.requested
+        self.req_cpu[i] = r.milli_cpu
+        self.req_mem[i] = r.memory
+        self.req_eph[i] = r.ephemeral_storage
+        self.pod_count[i] = len(ni.pods)
+        self.nz_cpu[i] = ni.non0_cpu
+        self.nz_mem[i] = ni.non0_mem
+        for name, v in r.scalar.items():
+            self._scalar_column(self.scalar_req, name)[i] = v
+        self.has_ports[i] = len(ni.used_ports) > 0
+
+    def refresh_node(self, i: int, labels_changed: bool = True, images_changed: bool = True) -> None:
+        """Copy node i's allocatable, taints, labels and images into the columns after a node update."""
+        ni = self.node_infos[i]
+        a = ni.allocatable
+        self.alloc_cpu[i] = a.milli_cpu
+        self.alloc_mem[i] = a.memory
+        self.alloc_eph[i] = a.ephemeral_storage
+        self.alloc_pods[i] = a.allowed_pod_number
+        for name, col in self.scalar_alloc.items():
+            col[i] = a.scalar.get(name, 0)
+        for name, v in a.scalar.items():
+            self._scalar_column(self.scalar_alloc, name)[i] = v
+        self.unschedulable[i] = ni.unschedulable
+        self.no_schedule_group[i] = self.no_schedule.id_of(ni.no_schedule_taints)
+        self.prefer_group[i] = self.prefer_no_schedule.id_of(ni.prefer_no_schedule_taints)
+        if labels_changed:
+            labels = ni.labels
+            for key, codes in self.label_codes.items():
+                if key not in labels:
+                    codes[i] = -1
+            for key, value in labels.items():
+                self._label_column(key)[i] = self._label_id(key, value)
+        if images_changed:
+            self._images = None
+
+    def _scalar_column(self, table: dict[str, I64], name: str) -> I64:
+        col = table.get(name)
+        if col is None:
+            col = table[name] = np.zeros(self.n, np.int64)
+        return col
+
+    def _label_column(self, key: str) -> I32:
+        col = self.label_codes.get(key)
+        if col is None:
+            col = self.label_codes[key] = np.full(self.n, -1, np.int32)
+            self.label_values[key] = []
+            self._label_ids[key] = {}
+        return col
+
+    def _label_id(self, key: str, value: str) -> int:
+        ids = self._label_ids[key]
+        code = ids.get(value)
+        if code is None:
+            code = ids[value] = len(self.label_values[key])
+            self.label_values[key].append(value)
+        return code
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    def label_code(self, key: str, value: str) -> int:
+        """The code of value under key, or -2 when no node has it (never equal to a row's code)."""
+        ids = self._label_ids.get(key)
+        if ids is None:
+            return -2
+        return ids.get(value, -2)
+
+    def scalar_allocatable(self, name: str) -> I64 | None:
+        return self.scalar_alloc.get(name)
+
+    def scalar_requested(self, name: str) -> I64 | None:
+        return self.scalar_req.get(name)
+
+    @property
+    def images(self) -> dict[str, tuple[int, npt.NDArray[np.intp]]]:
+        """Image name -> (size of the first node that reported it, rows of the nodes that have it)."""
+        if self._images is None:
+            rows: dict[str, list[int]] = {}
+            sizes: dict[str, int] = {}
+            for i, ni in enumerate(self.node_infos):
+                for name, size in ni.image_sizes.items():
+                    rows.setdefault(name, []).append(i)
+                    sizes.setdefault(name, size)
+            self._images = {name: (sizes[name], np.array(r, dtype=np.intp)) for name, r in rows.items()}
+        return self._images
+
+    def take(self, column: _A, rows: npt.NDArray[np.intp]) -> _A:
+        """column[rows], without the copy when rows are all the rows in order."""
+        return column if rows is self.all_rows else cast(_A, column[rows])
+
+    def get(self, name: str) -> NodeInfo | None:
+        i = self.index.get(name)
+        return None if i is None else self.node_infos[i]

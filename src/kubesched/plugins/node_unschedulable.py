@@ -1,0 +1,44 @@
+"""NodeUnschedulable: a cordoned node takes only pods that tolerate node.kubernetes.io/unschedulable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import Bools, Rows
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.objects import Taint
+from kubesched.plugins.tolerations import tolerates_taint
+
+NAME = "NodeUnschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+_UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+_REJECTED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+
+class NodeUnschedulable:
+    name = NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if not node.unschedulable or tolerates_taint(pod.tolerations, _UNSCHEDULABLE_TAINT):
+            return None
+        return _REJECTED
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
+        cordoned = snapshot.take(snapshot.unschedulable, rows)
+        if not cordoned.any() or tolerates_taint(pod.tolerations, _UNSCHEDULABLE_TAINT):
+            return None
+        return np.logical_not(cordoned)
+
+    def filter_statuses(self, state: CycleState, pod: PodInfo, snapshot: Snapshot,
+                        rows: Rows) -> list[Status]:
+        return [_REJECTED] * len(rows)
+
+
+def new(args: Mapping[str, Any]) -> NodeUnschedulable:
+    return NodeUnschedulable()

@@ -1,0 +1,401 @@
+"""kube-scheduler's PriorityQueue, for single pods.
+
+Three places a pending pod can wait, plus "in flight" while a cycle works on it:
+
+    add ──► activeQ ──pop──► in flight ──done──► (gone: bound)
+               ▲                 │
+               │                 └─add_unschedulable_if_not_present─┐
+               │                                                    ▼
+               ├──backoff complete── backoffQ ◄──event during cycle / error──┤
+               │                        ▲                                     │
+               └──────── cluster event / 5 min flush ── unschedulablePods ◄───┘
+
+- activeQ is ordered like PrioritySort: higher priority first, then older timestamp.
+- backoffQ holds pods until `initial * 2**(attempts-1)` (capped at max) has passed since their last
+  failed attempt; rejected pods and pods that hit an error are kept in separate heaps, as
+  kube-scheduler does, and only the former may be popped early (SchedulerPopFromBackoffQ, on by
+  default since 1.33): when activeQ is empty, pop takes the head of backoffQ instead of idling.
+- unschedulablePods wait for a cluster event (node added or changed, pod deleted) or for the
+  periodic flush after `max_in_unschedulable` seconds.
+
+A rejection seen while a cluster event happened during the pod's own cycle sends the pod to
+backoffQ rather than unschedulablePods, so an event that raced with the cycle is not lost.
+kube-scheduler decides this per event with queueing hints; kubesched treats every event that the
+caller reports as possibly helpful, so callers should only report events that can help (a node
+whose allocatable, labels, taints or unschedulable flag changed, not a heartbeat).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import msgspec
+
+from kubesched.model.objects import Pod
+from kubesched.queue.clock import Clock, MonotonicClock
+from kubesched.queue.heap import KeyedHeap
+from kubesched.queue.queued_pod import QueuedPodInfo
+
+log = logging.getLogger(__name__)
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
+# kube-scheduler flushes backoffQ every second (aligned to its 1 s ordering window) and looks for
+# leftover unschedulable pods every 30 s.
+BACKOFF_FLUSH_INTERVAL = 1.0
+UNSCHEDULABLE_FLUSH_INTERVAL = 30.0
+
+
+class ClusterEvent(enum.StrEnum):
+    """Labels as kube-scheduler logs them."""
+
+    NODE_ADD = "NodeAdd"
+    NODE_UPDATE = "NodeUpdate"
+    ASSIGNED_POD_DELETE = "AssignedPodDelete"
+    ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
+    UNSCHEDULED_POD_UPDATE = "UnscheduledPodUpdate"
+    UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+    BACKOFF_COMPLETE = "BackoffComplete"
+    FORCE_ACTIVATE = "ForceActivate"
+
+
+class _Strategy(enum.Enum):
+    SKIP = 0
+    AFTER_BACKOFF = 1
+
+
+@dataclass(slots=True)
+class _InFlight:
+    info: QueuedPodInfo
+    latest: Pod | None = None
+    updated: bool = False
+    deleted: bool = False
+
+
+def _active_key(info: QueuedPodInfo) -> tuple[int, float]:
+    return (-info.priority, info.timestamp)
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+        pop_from_backoff: bool = True,
+    ) -> None:
+        self._clock: Clock = clock or MonotonicClock()
+        self._initial_backoff = initial_backoff
+        self._max_backoff = max_backoff
+        self._max_in_unschedulable = max_in_unschedulable
+        self._pop_from_backoff = pop_from_backoff
+
+        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_active_key)
+        self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._backoff_key)
+        self._error_backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._error_backoff_key)
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._in_flight: dict[str, _InFlight] = {}
+
+        self._scheduling_cycle = 0
+        # The cycle during which the latest cluster event arrived; a pod whose own cycle is not
+        # newer than this may have missed a helpful event.
+        self._move_request_cycle = -1
+        self._wakeup = asyncio.Event()
+        self._closed = False
+
+    # --- introspection ---------------------------------------------------------------------------
+
+    @property
+    def scheduling_cycle(self) -> int:
+        return self._scheduling_cycle
+
+    def __len__(self) -> int:
+        return len(self._active) + len(self._backoff) + len(self._error_backoff) + len(self._unschedulable)
+
+    def __contains__(self, uid: str) -> bool:
+        return self._where(uid) is not None
+
+    def where(self, uid: str) -> str | None:
+        """`active`, `backoff`, `unschedulable`, `in-flight` or None."""
+        if uid in self._in_flight:
+            return "in-flight"
+        return self._where(uid)
+
+    def pending_counts(self) -> dict[str, int]:
+        """For scheduler_pending_pods{queue}."""
+        return {
+            "active": len(self._active),
+            "backoff": len(self._backoff) + len(self._error_backoff),
+            "unschedulable": len(self._unschedulable),
+            "gated": 0,
+        }
+
+    def pending_pods(self) -> list[QueuedPodInfo]:
+        return [
+            *self._active.items(),
+            *self._backoff.items(),
+            *self._error_backoff.items(),
+            *self._unschedulable.values(),
+        ]
+
+    def in_flight(self) -> list[QueuedPodInfo]:
+        return [f.info for f in self._in_flight.values()]
+
+    # --- informer-driven changes -----------------------------------------------------------------
+
+    def add(self, pod: Pod) -> None:
+        uid = pod.metadata.uid
+        if uid in self._in_flight or self._where(uid) is not None:
+            self.update(None, pod)
+            return
+        info = QueuedPodInfo(pod=pod, timestamp=self._clock.now())
+        self._add_active(info, "PodAdd")
+
+    def update(self, old: Pod | None, new: Pod) -> None:
+        """Refresh a queued pod; a pod not queued yet is added."""
+        uid = new.metadata.uid
+        flight = self._in_flight.get(uid)
+        if flight is not None:
+            previous = flight.latest or flight.info.pod
+            flight.latest = new
+            if _is_pod_updated(previous, new):
+                flight.updated = True
+            return
+        for heap in (self._active, self._backoff, self._error_backoff):
+            info = heap.get(uid)
+            if info is not None:
+                info.pod = new
+                heap.push(uid, info)
+                return
+        info = self._unschedulable.get(uid)
+        if info is not None:
+            previous = info.pod
+            info.pod = new
+            if _is_pod_updated(old or previous, new):
+                del self._unschedulable[uid]
+                self._requeue(info, _Strategy.AFTER_BACKOFF, ClusterEvent.UNSCHEDULED_POD_UPDATE)
+            return
+        self.add(new)
+
+    def delete(self, pod: Pod) -> None:
+        """The pod leaves the queue wherever it is; an in-flight pod will not be requeued."""
+        uid = pod.metadata.uid
+        flight = self._in_flight.get(uid)
+        if flight is not None:
+            flight.deleted = True
+        for heap in (self._active, self._backoff, self._error_backoff):
+            if heap.remove(uid) is not None:
+                return
+        self._unschedulable.pop(uid, None)
+
+    def move_all_to_active_or_backoff(
+        self, event: str, pre_check: Callable[[Pod], bool] | None = None
+    ) -> int:
+        """A cluster event that may make unschedulable pods fit; returns how many moved."""
+        if self._in_flight:
+            self._move_request_cycle = self._scheduling_cycle
+        if not self._unschedulable:
+            return 0
+        if pre_check is None:
+            moving = list(self._unschedulable.values())
+            self._unschedulable.clear()
+        else:
+            moving = [i for i in self._unschedulable.values() if pre_check(i.pod)]
+            for info in moving:
+                del self._unschedulable[info.uid]
+        self._requeue_all(moving, event)
+        return len(moving)
+
+    # --- the scheduling loop ---------------------------------------------------------------------
+
+    def pop_nowait(self) -> QueuedPodInfo | None:
+        info = self._active.pop()
+        if info is None and self._pop_from_backoff:
+            info = self._backoff.pop()
+        if info is None:
+            return None
+        info.attempts += 1
+        self._scheduling_cycle += 1
+        info.scheduling_cycle = self._scheduling_cycle
+        self._in_flight[info.uid] = _InFlight(info)
+        return info
+
+    async def pop(self) -> QueuedPodInfo | None:
+        """Wait for the next pod; None once the queue is closed."""
+        while not self._closed:
+            info = self.pop_nowait()
+            if info is not None:
+                return info
+            self._wakeup.clear()
+            await self._wakeup.wait()
+        return None
+
+    def done(self, uid: str) -> None:
+        """The cycle (and binding, if any) for a popped pod is over."""
+        self._in_flight.pop(uid, None)
+
+    def add_unschedulable_if_not_present(
+        self, info: QueuedPodInfo, scheduling_cycle: int | None = None
+    ) -> bool:
+        """Requeue a pod whose attempt failed: with `unschedulable_plugins`/`pending_plugins` set it
+        was rejected, with both empty it hit an error (error backoff). Also does `done`.
+
+        Returns False when the pod is not requeued: deleted meanwhile, or already queued."""
+        uid = info.uid
+        flight = self._in_flight.pop(uid, None)
+        if flight is not None:
+            if flight.deleted:
+                return False
+            if flight.latest is not None:
+                info.pod = flight.latest
+        if self._where(uid) is not None:
+            log.warning("pod %s is already queued (%s); not requeued", info.key, self._where(uid))
+            return False
+        cycle = info.scheduling_cycle if scheduling_cycle is None else scheduling_cycle
+
+        rejected = info.rejected()
+        if rejected:
+            info.unschedulable_count += 1
+            info.consecutive_errors_count = 0
+        else:
+            info.consecutive_errors_count += 1
+        info.timestamp = self._clock.now()
+        info.backoff_expiration = None
+        info.was_flushed_from_unschedulable = False
+        info.flush_timestamp = None
+
+        missed_event = self._move_request_cycle >= cycle or (flight is not None and flight.updated)
+        strategy = _Strategy.AFTER_BACKOFF if (not rejected or missed_event) else _Strategy.SKIP
+        where = self._requeue(info, strategy, "ScheduleAttemptFailure")
+        log.debug("pod %s moved to %s after a failed attempt (cycle %d)", info.key, where, cycle)
+        return True
+
+    # --- time-driven moves -----------------------------------------------------------------------
+
+    def flush_backoff_completed(self) -> int:
+        moved = 0
+        for heap in (self._backoff, self._error_backoff):
+            while True:
+                head = heap.peek()
+                if head is None or self._is_backing_off(head):
+                    break
+                heap.pop()
+                self._add_active(head, ClusterEvent.BACKOFF_COMPLETE)
+                moved += 1
+        return moved
+
+    def flush_unschedulable_leftover(self) -> int:
+        now = self._clock.now()
+        moving = []
+        for info in self._unschedulable.values():
+            last = info.timestamp
+            if info.flush_timestamp is not None and info.flush_timestamp > last:
+                last = info.flush_timestamp
+            if now - last > self._max_in_unschedulable:
+                info.was_flushed_from_unschedulable = True
+                info.flush_timestamp = now
+                moving.append(info)
+        for info in moving:
+            del self._unschedulable[info.uid]
+        self._requeue_all(moving, ClusterEvent.UNSCHEDULABLE_TIMEOUT)
+        return len(moving)
+
+    async def run(self) -> None:
+        """The periodic flushes; run as a named background task for the scheduler's lifetime."""
+        ticks_per_leftover_flush = round(UNSCHEDULABLE_FLUSH_INTERVAL / BACKOFF_FLUSH_INTERVAL)
+        tick = 0
+        while not self._closed:
+            await asyncio.sleep(BACKOFF_FLUSH_INTERVAL)
+            self.flush_backoff_completed()
+            tick += 1
+            if tick % ticks_per_leftover_flush == 0:
+                self.flush_unschedulable_leftover()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wakeup.set()
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _where(self, uid: str) -> str | None:
+        if uid in self._active:
+            return "active"
+        if uid in self._backoff or uid in self._error_backoff:
+            return "backoff"
+        if uid in self._unschedulable:
+            return "unschedulable"
+        return None
+
+    def _requeue_all(self, infos: Iterable[QueuedPodInfo], event: str) -> None:
+        for info in infos:
+            self._requeue(info, _Strategy.AFTER_BACKOFF, event)
+
+    def _requeue(self, info: QueuedPodInfo, strategy: _Strategy, event: str) -> str:
+        if strategy is _Strategy.SKIP:
+            self._unschedulable[info.uid] = info
+            return "unschedulable"
+        if self._is_backing_off(info):
+            heap = self._backoff if info.rejected() else self._error_backoff
+            heap.push(info.uid, info)
+            if self._pop_from_backoff:
+                self._wakeup.set()
+            return "backoff"
+        self._add_active(info, event)
+        return "active"
+
+    def _add_active(self, info: QueuedPodInfo, event: str) -> None:
+        if info.initial_attempt_timestamp is None:
+            info.initial_attempt_timestamp = self._clock.now()
+        self._active.push(info.uid, info)
+        self._wakeup.set()
+
+    # Backoff ends are truncated to whole seconds when popping from backoffQ is on, as
+    # kube-scheduler does, so a whole 1 s window of pods becomes ready together and keeps its
+    # priority order.
+    def _align(self, t: float) -> float:
+        return math.floor(t) if self._pop_from_backoff else t
+
+    def backoff_duration(self, count: int) -> float:
+        if count <= 0:
+            return 0.0
+        shift = min(count - 1, 62)
+        if self._initial_backoff > self._max_backoff / (1 << shift):
+            return self._max_backoff
+        return self._initial_backoff * (1 << shift)
+
+    def _backoff_time(self, info: QueuedPodInfo) -> float:
+        if self._max_backoff == 0:
+            return -math.inf
+        count = info.consecutive_errors_count or info.unschedulable_count
+        if count == 0:
+            return -math.inf
+        if info.backoff_expiration is None:
+            info.backoff_expiration = self._align(info.timestamp + self.backoff_duration(count))
+        return info.backoff_expiration
+
+    def _is_backing_off(self, info: QueuedPodInfo) -> bool:
+        expires = self._backoff_time(info)
+        return expires != -math.inf and expires >= self._align(self._clock.now())
+
+    def _backoff_key(self, info: QueuedPodInfo) -> tuple[float, int, float]:
+        return (self._backoff_time(info), -info.priority, info.timestamp)
+
+    def _error_backoff_key(self, info: QueuedPodInfo) -> tuple[float]:
+        return (self._backoff_time(info),)
+
+
+def _is_pod_updated(old: Pod, new: Pod) -> bool:
+    """kube-scheduler's isPodUpdated: any change but resourceVersion and status."""
+    if old.spec != new.spec:
+        return True
+    return msgspec.structs.replace(old.metadata, resource_version="") != msgspec.structs.replace(
+        new.metadata, resource_version=""
+    )

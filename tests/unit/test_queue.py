@@ -1,0 +1,336 @@
+"""The scheduling queue under a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+import pytest
+
+from kubesched.model.objects import ObjectMeta, Pod, PodSpec, PodStatus, SchedulingGate
+from kubesched.queue import ClusterEvent, FakeClock, QueuedPodInfo, SchedulingQueue, eligible
+
+
+def make_pod(name: str, priority: int = 0, **spec: object) -> Pod:
+    return Pod(
+        metadata=ObjectMeta(name=name, namespace="default", uid=f"uid-{name}", resource_version="1"),
+        spec=PodSpec(priority=priority, scheduler_name="kubesched", **spec),  # type: ignore[arg-type]
+    )
+
+
+def new_queue(clock: FakeClock, **kw: float) -> SchedulingQueue:
+    return SchedulingQueue(clock, **kw)  # type: ignore[arg-type]
+
+
+def pop_all(q: SchedulingQueue) -> list[str]:
+    names = []
+    while (info := q.pop_nowait()) is not None:
+        names.append(info.pod.metadata.name)
+    return names
+
+
+def reject(q: SchedulingQueue, info: QueuedPodInfo, plugin: str = "NodeResourcesFit") -> None:
+    info.unschedulable_plugins = {plugin}
+    assert q.add_unschedulable_if_not_present(info)
+
+
+def fail_with_error(q: SchedulingQueue, info: QueuedPodInfo) -> None:
+    info.unschedulable_plugins = set()
+    assert q.add_unschedulable_if_not_present(info)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(1000.0)
+
+
+def test_active_orders_by_priority_then_age(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("low-old", 0))
+    clock.step(1)
+    q.add(make_pod("high", 100))
+    clock.step(1)
+    q.add(make_pod("low-new", 0))
+    q.add(make_pod("mid", 10))
+    assert pop_all(q) == ["high", "mid", "low-old", "low-new"]
+
+
+def test_pop_counts_attempts_and_cycles(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    assert (info.attempts, info.scheduling_cycle, q.scheduling_cycle) == (1, 1, 1)
+    assert info.initial_attempt_timestamp == 1000.0
+    assert q.where(info.uid) == "in-flight"
+    q.done(info.uid)
+    assert q.where(info.uid) is None
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [
+        pytest.param(0, 0.0, id="no-attempts"),
+        pytest.param(1, 1.0, id="first"),
+        pytest.param(2, 2.0, id="second"),
+        pytest.param(4, 8.0, id="fourth"),
+        pytest.param(5, 10.0, id="capped"),
+        pytest.param(100, 10.0, id="huge"),
+    ],
+)
+def test_backoff_duration(clock: FakeClock, count: int, expected: float) -> None:
+    assert new_queue(clock).backoff_duration(count) == expected
+
+
+def test_rejected_pod_waits_for_event_in_unschedulable(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    reject(q, info)
+    assert q.where(info.uid) == "unschedulable"
+    assert q.pop_nowait() is None
+    clock.step(0.5)
+    assert q.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD) == 1
+    # Still inside its 1 s backoff, so backoffQ; popping from backoffQ is allowed when activeQ is empty.
+    assert q.where(info.uid) == "backoff"
+    again = q.pop_nowait()
+    assert again is info
+    assert again.attempts == 2
+
+
+def test_event_after_backoff_goes_straight_to_active(clock: FakeClock) -> None:
+    q = new_queue(clock, pop_from_backoff=False)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    reject(q, info)
+    clock.step(3)
+    q.move_all_to_active_or_backoff(ClusterEvent.NODE_UPDATE)
+    assert q.where(info.uid) == "active"
+
+
+def test_backoff_doubles_and_flushes_in_order(clock: FakeClock) -> None:
+    q = new_queue(clock, pop_from_backoff=False)
+    q.add(make_pod("a"))
+    for expected_backoff in (1, 2, 4, 8, 10, 10):
+        info = q.pop_nowait()
+        assert info is not None
+        reject(q, info)
+        q.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD)
+        assert q.where(info.uid) == "backoff"
+        clock.step(expected_backoff - 0.01)
+        q.flush_backoff_completed()
+        assert q.where(info.uid) == "backoff", expected_backoff
+        clock.step(1.0)  # past the end of the aligned 1 s window
+        assert q.flush_backoff_completed() == 1
+        assert q.where(info.uid) == "active"
+
+
+def test_pop_from_backoff_when_active_empty(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    q.add(make_pod("b"))
+    # A cluster event during a's cycle sends it to backoffQ, not unschedulable.
+    q.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD)
+    reject(q, info)
+    assert q.where(info.uid) == "backoff"
+    assert pop_all(q) == ["b", "a"]
+
+
+def test_error_backoff_is_not_popped_early(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    fail_with_error(q, info)
+    assert (info.consecutive_errors_count, info.unschedulable_count) == (1, 0)
+    assert q.where(info.uid) == "backoff"
+    assert q.pop_nowait() is None
+    clock.step(2.0)
+    q.flush_backoff_completed()
+    assert pop_all(q) == ["a"]
+
+
+def test_event_during_cycle_sends_rejected_pod_to_backoff(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    q.add(make_pod("b"))
+    a = q.pop_nowait()
+    assert a is not None
+    q.move_all_to_active_or_backoff(ClusterEvent.ASSIGNED_POD_DELETE)
+    reject(q, a)
+    assert q.where(a.uid) == "backoff"
+    b = q.pop_nowait()
+    assert b is not None
+    assert b.pod.metadata.name == "b"
+    reject(q, b)  # no event since b was popped
+    assert q.where(b.uid) == "unschedulable"
+
+
+def test_pre_check_limits_the_move(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    for name in ("a", "b"):
+        q.add(make_pod(name))
+        info = q.pop_nowait()
+        assert info is not None
+        reject(q, info)
+    clock.step(20)
+    moved = q.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD, lambda p: p.metadata.name == "b")
+    assert moved == 1
+    assert q.where("uid-a") == "unschedulable"
+    assert q.where("uid-b") == "active"
+
+
+def test_unschedulable_leftover_flushed_after_five_minutes(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    reject(q, info)
+    clock.step(299)
+    assert q.flush_unschedulable_leftover() == 0
+    clock.step(2)
+    assert q.flush_unschedulable_leftover() == 1
+    assert q.where(info.uid) == "active"
+    assert info.was_flushed_from_unschedulable
+
+
+def test_delete_removes_from_every_queue(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    pods = [make_pod(n) for n in ("back", "unsch", "fly", "act")]
+    for p in pods[:3]:
+        q.add(p)
+    infos = {i.pod.metadata.name: i for i in (q.pop_nowait() for _ in range(3)) if i is not None}
+    fail_with_error(q, infos["back"])
+    reject(q, infos["unsch"])
+    q.add(pods[3])
+    assert [q.where(f"uid-{p.metadata.name}") for p in pods] == [
+        "backoff", "unschedulable", "in-flight", "active"
+    ]
+    for p in pods:
+        q.delete(p)
+    assert len(q) == 0
+    assert q.where("uid-fly") == "in-flight"
+    infos["fly"].unschedulable_plugins = {"X"}
+    assert not q.add_unschedulable_if_not_present(infos["fly"])
+    assert q.where("uid-fly") is None
+
+
+def test_update_in_active_keeps_position_and_refreshes_pod(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    clock.step(1)
+    q.add(make_pod("b"))
+    newer = msgspec.structs.replace(make_pod("a"), status=PodStatus(phase="Pending"))
+    q.update(None, newer)
+    first = q.pop_nowait()
+    assert first is not None
+    assert first.pod is newer
+
+
+def test_update_of_unschedulable_pod_requeues_only_on_spec_change(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    old = make_pod("a")
+    q.add(old)
+    info = q.pop_nowait()
+    assert info is not None
+    reject(q, info)
+    status_only = msgspec.structs.replace(
+        old,
+        metadata=msgspec.structs.replace(old.metadata, resource_version="2"),
+        status=PodStatus(phase="Pending"),
+    )
+    q.update(old, status_only)
+    assert q.where(info.uid) == "unschedulable"
+    clock.step(5)
+    relabelled = msgspec.structs.replace(
+        status_only, metadata=msgspec.structs.replace(status_only.metadata, labels={"x": "y"})
+    )
+    q.update(status_only, relabelled)
+    assert q.where(info.uid) == "active"
+
+
+def test_update_while_in_flight_is_applied_on_requeue(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    newer = msgspec.structs.replace(make_pod("a"), spec=PodSpec(priority=5, scheduler_name="kubesched"))
+    q.update(None, newer)
+    assert q.where(info.uid) == "in-flight"
+    reject(q, info)
+    assert info.pod is newer
+    # The spec changed while in flight, so the rejection may be stale: backoff, not unschedulable.
+    assert q.where(info.uid) == "backoff"
+
+
+def test_add_of_known_pod_is_an_update(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    q.add(make_pod("a"))
+    assert len(q) == 1
+
+
+def test_not_requeued_twice(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    reject(q, info)
+    assert not q.add_unschedulable_if_not_present(info)
+
+
+def test_many_deletes_keep_heap_small(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    pods = [make_pod(f"p{i}", priority=i % 7) for i in range(2000)]
+    for p in pods:
+        q.add(p)
+    for p in pods[:1990]:
+        q.delete(p)
+    assert len(q._active._heap) < 200
+    assert len(pop_all(q)) == 10
+
+
+async def test_pop_waits_for_add(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    waiter = asyncio.create_task(q.pop())
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    q.add(make_pod("a"))
+    info = await asyncio.wait_for(waiter, 1)
+    assert info is not None
+    assert info.pod.metadata.name == "a"
+
+
+async def test_close_releases_pop(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    waiter = asyncio.create_task(q.pop())
+    await asyncio.sleep(0)
+    q.close()
+    assert await asyncio.wait_for(waiter, 1) is None
+
+
+@pytest.mark.parametrize(
+    ("pod", "ok"),
+    [
+        pytest.param(make_pod("a"), True, id="pending"),
+        pytest.param(Pod(metadata=ObjectMeta(name="d")), False, id="default-scheduler"),
+        pytest.param(make_pod("b", node_name="n1"), False, id="bound"),
+        pytest.param(make_pod("c", scheduling_gates=[SchedulingGate("g")]), False, id="gated"),
+        pytest.param(
+            msgspec.structs.replace(make_pod("e"), status=PodStatus(phase="Succeeded")), False, id="finished"
+        ),
+        pytest.param(
+            msgspec.structs.replace(
+                make_pod("f"), metadata=ObjectMeta(name="f", deletion_timestamp="2026-01-01T00:00:00Z")
+            ),
+            False,
+            id="terminating",
+        ),
+    ],
+)
+def test_eligible(pod: Pod, ok: bool) -> None:
+    assert eligible(pod, {"kubesched"}) is ok
