@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
@@ -56,7 +56,7 @@ def test_decode_bookmark() -> None:
 @pytest.mark.parametrize("type_", [Pod, Job], ids=["pod", "job"])
 def test_decode_error_event_as_status(type_: type[Pod] | type[Job]) -> None:
     # A Status fits a Job's slim struct (metadata only): the type field must decide, not the shape.
-    kind, obj, status = Codec(type_).decode_event(event_line("ERROR", GONE))  # type: ignore[arg-type]
+    kind, obj, status = Codec(type_).decode_event(event_line("ERROR", GONE))
     assert kind == "ERROR"
     assert obj is None
     assert status is not None
@@ -139,8 +139,8 @@ def make_informer(api: FakeApiserver, handler: Recorder) -> Informer[Pod]:
 
 
 @pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    yield Recorder()
+def recorder() -> Recorder:
+    return Recorder()
 
 
 async def run_until_idle(informer: Informer[Pod], api: FakeApiserver) -> None:

@@ -68,7 +68,12 @@ def write_config(tmp_path: Path, user: dict[str, Any], cluster: dict[str, Any] |
 
 
 def ca_subjects(ctx: ssl.SSLContext) -> list[str]:
-    return [dict(x[0] for x in c["subject"])["commonName"] for c in ctx.get_ca_certs()]
+    names = []
+    certs: list[Any] = ctx.get_ca_certs()
+    for cert in certs:
+        for rdn in cert["subject"]:
+            names += [value for key, value in rdn if key == "commonName"]
+    return names
 
 
 async def test_client_cert_data_and_ca_only_from_kubeconfig(
@@ -173,7 +178,7 @@ def test_bad_kubeconfig_names_file_and_field(
 
 
 def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
-    with pytest.raises(KubeconfigError, match="cannot read kubeconfig .*nothing"):
+    with pytest.raises(KubeconfigError, match=r"cannot read kubeconfig .*nothing"):
         load_kubeconfig(str(tmp_path / "nothing"))
     bad = tmp_path / "bad"
     bad.write_text("clusters: [\n")

@@ -17,7 +17,7 @@ from kubesched.api.informer import (
     pod_informer,
 )
 from kubesched.api.kubeconfig import ClusterConfig, KubeconfigError, load_config, load_incluster, load_kubeconfig
-from kubesched.api.pod_status import set_pod_unschedulable
+from kubesched.api.pod_status import ConditionWriter, set_pod_unschedulable
 from kubesched.api.tasks import TaskSet, create_guarded_task
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "BindResult",
     "Binder",
     "ClusterConfig",
+    "ConditionWriter",
     "EventHandler",
     "EventRecorder",
     "Handlers",

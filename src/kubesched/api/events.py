@@ -23,7 +23,7 @@ import logging
 import socket
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -115,6 +115,8 @@ class _Cached:
     first_seen: float
     count: int = 1  # 1 until the event becomes a series
     last_observed: float = 0.0
+    # Set once the first write is done, so a series PATCH never overtakes its own POST.
+    written: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class EventRecorder:
@@ -129,8 +131,9 @@ class EventRecorder:
     ) -> None:
         self.client = client
         self.reporting_controller = reporting_controller
-        self.reporting_instance = reporting_instance or f"{reporting_controller}-{socket.gethostname()}"
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue(max_queued)
+        self._hostname = socket.gethostname()
+        self.reporting_instance = reporting_instance or f"{reporting_controller}-{self._hostname}"
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any], _Cached]] = asyncio.Queue(max_queued)
         self._workers = workers
         self._cache: dict[_Key, _Cached] = {}
         self.sent = 0
@@ -140,28 +143,37 @@ class EventRecorder:
 
     # --- recording (sync, never blocks) ---------------------------------------------------------
 
-    def scheduled(self, pod: Pod, node: str) -> None:
+    # `controller` is the profile's schedulerName when there are several profiles; kube-scheduler
+    # keeps one recorder per profile, kubesched one recorder with the name per call.
+
+    def scheduled(self, pod: Pod, node: str, controller: str | None = None) -> None:
         ns, name = pod.metadata.namespace, pod.metadata.name
-        self.eventf(pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {ns}/{name} to {node}")
+        note = f"Successfully assigned {ns}/{name} to {node}"
+        self.eventf(pod, "Normal", "Scheduled", "Binding", note, controller)
 
-    def failed_scheduling(self, pod: Pod, message: str) -> None:
-        self.eventf(pod, "Warning", "FailedScheduling", "Scheduling", truncate_note(message))
+    def failed_scheduling(self, pod: Pod, message: str, controller: str | None = None) -> None:
+        self.eventf(pod, "Warning", "FailedScheduling", "Scheduling", truncate_note(message), controller)
 
-    def eventf(self, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+    def eventf(
+        self, pod: Pod, type_: str, reason: str, action: str, note: str, controller: str | None = None
+    ) -> None:
         now = time.time()
-        event = make_event(
-            pod, type_, reason, action, note, self.reporting_controller, self.reporting_instance, now
-        )
+        if controller is None or controller == self.reporting_controller:
+            controller, instance = self.reporting_controller, self.reporting_instance
+        else:
+            instance = f"{controller}-{self._hostname}"
+        event = make_event(pod, type_, reason, action, note, controller, instance, now)
         key = isomorphic_key(event)
         cached = self._cache.get(key)
         if cached is None:
-            self._cache[key] = _Cached(event, now)
-            self._enqueue("create", event)
+            cached = self._cache[key] = _Cached(event, now)
+            if not self._enqueue("create", event, cached):
+                cached.written.set()
             return
         cached.count += 1
         cached.last_observed = now
         if cached.count == 2:
-            self._enqueue("series", self._with_series(cached))
+            self._enqueue("series", self._with_series(cached), cached)
 
     def _with_series(self, cached: _Cached) -> dict[str, Any]:
         return {
@@ -169,15 +181,17 @@ class EventRecorder:
             "series": {"count": cached.count, "lastObservedTime": micro_time(cached.last_observed)},
         }
 
-    def _enqueue(self, op: str, event: dict[str, Any]) -> None:
+    def _enqueue(self, op: str, event: dict[str, Any], cached: _Cached) -> bool:
         try:
-            self._queue.put_nowait((op, event))
+            self._queue.put_nowait((op, event, cached))
+            return True
         except asyncio.QueueFull:
             self.dropped += 1
             now = time.monotonic()
             if now - self._last_drop_log > 10:
                 self._last_drop_log = now
                 log.warning("event queue full: %d events dropped so far", self.dropped)
+            return False
 
     @property
     def pending(self) -> int:
@@ -198,13 +212,17 @@ class EventRecorder:
 
     async def _worker(self) -> None:
         while True:
-            op, event = await self._queue.get()
+            op, event, cached = await self._queue.get()
             try:
+                if op == "series":
+                    await cached.written.wait()
                 await self._send(op, event)
             except Exception:
                 self.failed += 1
                 log.exception("event %s for %s not written", event["reason"], event["regarding"]["name"])
             finally:
+                if op == "create":
+                    cached.written.set()
                 self._queue.task_done()
 
     async def _send(self, op: str, event: dict[str, Any]) -> None:
@@ -253,14 +271,14 @@ class EventRecorder:
                 last_refresh = now
                 for cached in self._cache.values():
                     if cached.count > 1:
-                        self._enqueue("series", self._with_series(cached))
+                        self._enqueue("series", self._with_series(cached), cached)
 
     def finish_series(self, now: float) -> None:
         """Forget events quiet for 6 minutes; a series is sent one last time with its final count."""
         for key, cached in list(self._cache.items()):
             if cached.count > 1:
                 if cached.last_observed < now - SERIES_FINISH_AFTER:
-                    self._enqueue("series", self._with_series(cached))
+                    self._enqueue("series", self._with_series(cached), cached)
                     del self._cache[key]
             elif cached.first_seen < now - SERIES_FINISH_AFTER:
                 del self._cache[key]

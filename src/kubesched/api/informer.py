@@ -233,11 +233,18 @@ class Informer(Generic[T]):
                 log.info("%s: %s; listing again", self.name, e)
                 need_list = True
                 self.relists += 1
-            except (ApiConnectionError, ApiError, msgspec.DecodeError) as e:
+            except ApiError as e:
+                if e.status == 410:
+                    log.info("%s: %s; listing again", self.name, e)
+                    need_list = True
+                    self.relists += 1
+                    continue
                 delay = backoff.next()
                 log.warning("%s: %s; retrying in %.1fs", self.name, e, delay)
-                if isinstance(e, ApiError) and e.status == 410:
-                    need_list = True
+                await asyncio.sleep(delay)
+            except (ApiConnectionError, msgspec.DecodeError) as e:
+                delay = backoff.next()
+                log.warning("%s: %s; retrying in %.1fs", self.name, e, delay)
                 if isinstance(e, msgspec.DecodeError):
                     need_list = True  # an event we could not read is an event we might have missed
                 await asyncio.sleep(delay)

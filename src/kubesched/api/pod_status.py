@@ -122,3 +122,45 @@ async def set_pod_unschedulable(
             return False
         raise
     return True
+
+
+class ConditionWriter:
+    """Writes PodScheduled conditions off the scheduling path: `submit` never waits; a few
+    workers send; a pod submitted again before its turn keeps only its latest message."""
+
+    def __init__(self, client: ApiClient, workers: int = 4) -> None:
+        self.client = client
+        self._workers = workers
+        self._pending: dict[str, tuple[Pod, str, str]] = {}
+        self._ready: asyncio.Queue[str] = asyncio.Queue()
+        self.written = 0
+        self.failed = 0
+
+    def submit(self, pod: Pod, message: str, reason: str = REASON_UNSCHEDULABLE) -> None:
+        uid = pod.metadata.uid
+        if uid not in self._pending:
+            self._ready.put_nowait(uid)
+        self._pending[uid] = (pod, message, reason)
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            for i in range(self._workers):
+                tg.create_task(self._worker(), name=f"conditions/worker-{i}")
+
+    async def flush(self) -> None:
+        await self._ready.join()
+
+    async def _worker(self) -> None:
+        while True:
+            uid = await self._ready.get()
+            try:
+                pending = self._pending.pop(uid, None)
+                if pending is not None:
+                    pod, message, reason = pending
+                    if await set_pod_unschedulable(self.client, pod, message, reason):
+                        self.written += 1
+            except Exception:
+                self.failed += 1
+                log.exception("PodScheduled condition for pod uid %s not written", uid)
+            finally:
+                self._ready.task_done()

@@ -26,6 +26,7 @@ from kubesched.config.fields import (
     label_value_problem,
     qualified_name_problem,
 )
+from kubesched.plugins.pool_config import parse_args as parse_cronjob_pool_args
 
 ArgsParser = Callable[[Mapping[str, Any], str, Errors], dict[str, Any]]
 
@@ -235,5 +236,6 @@ PLUGIN_ARGS: dict[str, ArgsParser] = {
     "NodeResourcesFit": parse_node_resources_fit,
     "NodeResourcesBalancedAllocation": parse_balanced_allocation,
     "NodeAffinity": parse_node_affinity,
+    "CronJobPool": parse_cronjob_pool_args,
 }
 

@@ -49,9 +49,15 @@ class ScheduleResult:
     evaluated_nodes: int
     feasible_nodes: int
     # Per-node details, kept as columns and turned into dicts only when asked for.
-    _names: list[str] = field(default_factory=list, repr=False)
-    _totals: Scores | None = field(default=None, repr=False)
-    _plugin_scores: dict[str, Scores] = field(default_factory=dict, repr=False)
+    _all_names: list[str] = field(default_factory=list, repr=False, compare=False)
+    _rows: Rows | None = field(default=None, repr=False, compare=False)
+    _totals: Scores | None = field(default=None, repr=False, compare=False)
+    _plugin_scores: dict[str, Scores] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def _names(self) -> list[str]:
+        rows = self._rows.tolist() if self._rows is not None else []
+        return [self._all_names[r] for r in rows]
 
     def total_scores(self) -> dict[str, int]:
         """Final (weighted) score of each scored node; empty when only one node was feasible."""
@@ -145,10 +151,8 @@ def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: 
     order = _rotated(candidates, start)
     if not scalar:
         feasible_pos = order[:want]
-        if len(feasible_pos) < want or want == 0:
-            processed = m
-        else:
-            processed = (int(feasible_pos[-1]) - start) % m + 1
+        enough = want > 0 and len(feasible_pos) == want
+        processed = (int(feasible_pos[-1]) - start) % m + 1 if enough else m
     else:
         found: list[int] = []
         processed = m
@@ -246,20 +250,20 @@ def _score(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot
             raise SchedulingError(s.with_plugin(pl.name))
     total = np.zeros(len(rows), dtype=np.int64)
     per_plugin: dict[str, Scores] = {}
-    for pl, weight in profile.score:
-        if pl.name in state.skip_score_plugins:
+    for scorer, weight in profile.score:
+        if scorer.name in state.skip_score_plugins:
             continue
-        batch = getattr(pl, "score_batch", None)
+        batch = getattr(scorer, "score_batch", None)
         if batch is not None:
             scores: Scores = batch(state, pod, snapshot, rows)
         else:
             infos = snapshot.node_infos
-            scores = np.fromiter((pl.score(state, pod, infos[r], snapshot) for r in rows.tolist()),
+            scores = np.fromiter((scorer.score(state, pod, infos[r], snapshot) for r in rows.tolist()),
                                  dtype=np.int64, count=len(rows))
-        normalize = getattr(pl, "normalize_scores", None)
+        normalize = getattr(scorer, "normalize_scores", None)
         if normalize is not None:
             scores = normalize(state, pod, scores)
-        per_plugin[pl.name] = scores
+        per_plugin[scorer.name] = scores
         total += scores * weight
     return total, per_plugin
 
@@ -301,6 +305,5 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     best = totals.max()
     ties = np.flatnonzero(totals == best)
     pick = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
-    feasible_names = [names[r] for r in feasible.tolist()]
-    return ScheduleResult(feasible_names[pick], evaluated, len(feasible),
-                          feasible_names, totals, per_plugin)
+    return ScheduleResult(names[int(feasible[pick])], evaluated, len(feasible),
+                          names, feasible, totals, per_plugin)

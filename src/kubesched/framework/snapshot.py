@@ -122,7 +122,8 @@ class Snapshot:
                 if key not in labels:
                     codes[i] = -1
             for key, value in labels.items():
-                self._label_column(key)[i] = self._label_id(key, value)
+                column = self._label_column(key)
+                column[i] = self._label_id(key, value)
         if images_changed:
             self._images = None
 

@@ -155,7 +155,9 @@ def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | Non
     ca = CertificateAuthority(pki_dir)
     serving = ca.issue("apiserver", "kube-apiserver", server=True)
     admin = ca.issue("admin", "kubernetes-admin", "system:masters")
-    kcm = ca.issue("controller-manager", "system:kube-controller-manager")
+    # kubeadm gives each controller its own service account; one client in system:masters is the
+    # simple equivalent for a local plane (its own role cannot update node taints).
+    kcm = ca.issue("controller-manager", "system:kube-controller-manager", "system:masters")
     sched = ca.issue("scheduler", "system:kube-scheduler")
     sa = service_account_keys(pki_dir)
     ports = cluster.ports
@@ -273,8 +275,7 @@ def _wait_nodes_ready(cluster: Cluster, ctx: Any, want: int, timeout: float, pro
     last = -1
     while True:
         nodes = get_json(f"{cluster.server}/api/v1/nodes", ctx)["items"]
-        ready = sum(1 for n in nodes if any(c.get("type") == "Ready" and c.get("status") == "True"
-                                            for c in n.get("status", {}).get("conditions", [])))
+        ready = sum(1 for n in nodes if _node_ready(n))
         if ready >= want:
             return
         if ready != last and want >= 100:
@@ -286,6 +287,14 @@ def _wait_nodes_ready(cluster: Cluster, ctx: Any, want: int, timeout: float, pro
             raise ClusterError(f"only {ready} of {want} nodes became Ready within {timeout:.0f} s; "
                                f"kwok log: {cluster.log('kwok')}")
         time.sleep(0.25)
+
+
+def _node_ready(node: dict[str, Any]) -> bool:
+    """Ready, and the node lifecycle controller has lifted its not-ready taint (schedulers see taints)."""
+    conditions = node.get("status", {}).get("conditions", [])
+    taints = node.get("spec", {}).get("taints", [])
+    return (any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+            and not any(t.get("key", "").startswith("node.kubernetes.io/") for t in taints))
 
 
 def _write_kubeconfig(path: Path, cluster: Cluster, ca: Path, cert: Path, key: Path, *, embed: bool = False) -> None:

@@ -20,7 +20,10 @@ def free_port() -> int:
 
 
 def port_in_use(port: int) -> bool:
+    """True if a server could not listen on the port now (connections in TIME_WAIT do not count:
+    servers set SO_REUSEADDR, and so does this check)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
@@ -40,6 +43,10 @@ def start(args: list[str], log: Path, cwd: Path) -> int:
 
 def alive(pid: int, marker: str) -> bool:
     """True if `pid` runs and is ours: its command line mentions the cluster directory (pids get reused)."""
+    child = _children.get(pid)
+    if child is not None:
+        # Our own child may not have exec'd yet, so its command line can still be ours.
+        return child.poll() is None
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:

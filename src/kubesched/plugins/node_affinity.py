@@ -36,7 +36,7 @@ def required_node_affinity(pod: PodInfo) -> RequiredNodeAffinity:
                                 Selector.parse(required) if required is not None else None)
 
 
-def _preferred(pod: PodInfo) -> PreferredTerms | None | bool:
+def _preferred(pod: PodInfo) -> PreferredTerms | bool | None:
     """The pod's preferred terms; None if it has none; False if one is invalid."""
     aff = pod.pod.spec.affinity
     if aff is None or aff.node_affinity is None or not aff.node_affinity.preferred:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
@@ -37,7 +38,8 @@ class NodeName:
         node_name = pod.pod.spec.node_name
         if not node_name:
             return None
-        return rows == snapshot.index.get(node_name, -1)
+        mask: Bools = np.equal(rows, snapshot.index.get(node_name, -1))
+        return mask
 
     def filter_statuses(self, state: CycleState, pod: PodInfo, snapshot: Snapshot,
                         rows: Rows) -> list[Status]:

@@ -94,7 +94,7 @@ class FieldRequirement:
     def mask(self, snapshot: Snapshot, rows: Rows) -> Bools:
         if self.key != NODE_NAME_FIELD:
             return np.full(len(rows), self.matches(""), dtype=np.bool_)
-        equal = rows == snapshot.index.get(self.value, -1)
+        equal: Bools = np.equal(rows, snapshot.index.get(self.value, -1))
         return equal if self.op == "In" else np.logical_not(equal)
 
 
@@ -141,7 +141,8 @@ class Term:
         if not self.valid:
             return np.zeros(len(rows), dtype=np.bool_)
         result: Bools | None = None
-        for r in (*self.labels, *self.fields):
+        requirements: list[LabelRequirement | FieldRequirement] = [*self.labels, *self.fields]
+        for r in requirements:
             m = r.mask(snapshot, rows)
             result = m if result is None else np.logical_and(result, m, out=result)
         return np.ones(len(rows), dtype=np.bool_) if result is None else result

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import MAX_NODE_SCORE, Bools, Rows, Scores
+from kubesched.framework.interface import MAX_NODE_SCORE, Bools, PreFilterResult, Rows, Scores
 from kubesched.framework.normalize import default_normalize_score
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -29,6 +29,10 @@ def _prefer_no_schedule_tolerations(pod: PodInfo) -> list[Toleration]:
 
 class TaintToleration:
     name = NAME
+
+    def pre_filter(self, state: CycleState, pod: PodInfo,
+                   snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
+        return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if first_untolerated(node.no_schedule_taints, pod.tolerations) is None:

@@ -1,0 +1,1 @@
+"""kube-scheduler's in-tree plugins that kubesched implements, one module each."""

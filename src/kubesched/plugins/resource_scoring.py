@@ -1,0 +1,296 @@
+"""The resource score formulas of NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+Each formula exists twice: on Python ints for one node (as kube-scheduler writes it, int64
+arithmetic with truncating division) and on numpy columns for many nodes. The unit tests check that
+the two agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.interface import MAX_NODE_SCORE, Rows, Scores
+from kubesched.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.types import NodeInfo
+
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    name: str
+    weight: int = 1
+
+
+DEFAULT_RESOURCES = (ResourceSpec(CPU, 1), ResourceSpec(MEMORY, 1))
+
+
+def parse_resources(raw: Sequence[Mapping[str, Any]] | None) -> tuple[ResourceSpec, ...]:
+    if not raw:
+        return DEFAULT_RESOURCES
+    return tuple(ResourceSpec(str(r["name"]), int(r.get("weight") or 1)) for r in raw)
+
+
+def go_div(a: int, b: int) -> int:
+    """Go's int64 division: truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _go_div_array(a: I64, b: int) -> I64:
+    q = np.abs(a) // abs(b)
+    return np.where((a >= 0) == (b >= 0), q, -q)
+
+
+# --- node values ---------------------------------------------------------------------------------
+
+def node_values(node: NodeInfo, resource: str, use_requested: bool) -> tuple[int, int]:
+    """(allocatable, allocated) of a node for a resource; non-zero requests unless use_requested."""
+    if resource == CPU:
+        return node.allocatable.milli_cpu, node.requested.milli_cpu if use_requested else node.non0_cpu
+    if resource == MEMORY:
+        return node.allocatable.memory, node.requested.memory if use_requested else node.non0_mem
+    if resource == EPHEMERAL_STORAGE:
+        return node.allocatable.ephemeral_storage, node.requested.ephemeral_storage
+    return node.allocatable.scalar.get(resource, 0), node.requested.scalar.get(resource, 0)
+
+
+def node_columns(snapshot: Snapshot, rows: Rows, resource: str, use_requested: bool) -> tuple[I64, I64]:
+    take = snapshot.take
+    if resource == CPU:
+        return take(snapshot.alloc_cpu, rows), take(snapshot.req_cpu if use_requested else snapshot.nz_cpu, rows)
+    if resource == MEMORY:
+        return take(snapshot.alloc_mem, rows), take(snapshot.req_mem if use_requested else snapshot.nz_mem, rows)
+    if resource == EPHEMERAL_STORAGE:
+        return take(snapshot.alloc_eph, rows), take(snapshot.req_eph, rows)
+    alloc = snapshot.scalar_allocatable(resource)
+    if alloc is None:
+        zeros = np.zeros(len(rows), dtype=np.int64)
+        return zeros, zeros
+    req = snapshot.scalar_requested(resource)
+    return take(alloc, rows), (take(req, rows) if req is not None else np.zeros(len(rows), dtype=np.int64))
+
+
+def allocation(node: NodeInfo, resources: Sequence[ResourceSpec], pod_requests: Sequence[int],
+               use_requested: bool) -> tuple[list[int], list[int], list[int]]:
+    """(requested with the pod, allocated, allocatable) per resource; all zero for a resource the
+    node does not have, or a scalar one the pod does not ask for."""
+    k = len(resources)
+    requested, allocated, allocatable = [0] * k, [0] * k, [0] * k
+    for i, spec in enumerate(resources):
+        if pod_requests[i] == 0 and is_scalar_resource_name(spec.name):
+            continue
+        alloc, used = node_values(node, spec.name, use_requested)
+        if alloc == 0:
+            continue
+        allocatable[i], allocated[i], requested[i] = alloc, used, used + pod_requests[i]
+    return requested, allocated, allocatable
+
+
+def allocation_columns(snapshot: Snapshot, rows: Rows, resources: Sequence[ResourceSpec],
+                       pod_requests: Sequence[int], use_requested: bool) -> tuple[list[I64], list[I64], list[I64]]:
+    requested: list[I64] = []
+    allocated: list[I64] = []
+    allocatable: list[I64] = []
+    zeros = np.zeros(len(rows), dtype=np.int64)
+    for i, spec in enumerate(resources):
+        if pod_requests[i] == 0 and is_scalar_resource_name(spec.name):
+            requested.append(zeros)
+            allocated.append(zeros)
+            allocatable.append(zeros)
+            continue
+        alloc, used = node_columns(snapshot, rows, spec.name, use_requested)
+        has = alloc != 0
+        allocatable.append(alloc)
+        allocated.append(np.where(has, used, 0))
+        requested.append(np.where(has, used + pod_requests[i], 0))
+    return requested, allocated, allocatable
+
+
+# --- NodeResourcesFit strategies -----------------------------------------------------------------
+
+def least_allocated(requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
+    node_score = weight_sum = 0
+    for req, cap, w in zip(requested, allocatable, weights, strict=True):
+        if cap == 0:
+            continue
+        score = 0 if req > cap else (cap - req) * MAX_NODE_SCORE // cap
+        node_score += score * w
+        weight_sum += w
+    return node_score // weight_sum if weight_sum else 0
+
+
+def most_allocated(requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
+    node_score = weight_sum = 0
+    for req, cap, w in zip(requested, allocatable, weights, strict=True):
+        if cap == 0:
+            continue
+        node_score += min(req, cap) * MAX_NODE_SCORE // cap * w
+        weight_sum += w
+    return node_score // weight_sum if weight_sum else 0
+
+
+def least_allocated_columns(requested: Sequence[I64], allocatable: Sequence[I64], weights: Sequence[int]) -> Scores:
+    return _weighted_columns(requested, allocatable, weights, most=False)
+
+
+def most_allocated_columns(requested: Sequence[I64], allocatable: Sequence[I64], weights: Sequence[int]) -> Scores:
+    return _weighted_columns(requested, allocatable, weights, most=True)
+
+
+def _weighted_columns(requested: Sequence[I64], allocatable: Sequence[I64], weights: Sequence[int],
+                      most: bool) -> Scores:
+    n = len(requested[0]) if requested else 0
+    node_score = np.zeros(n, dtype=np.int64)
+    weight_sum = np.zeros(n, dtype=np.int64)
+    for req, cap, w in zip(requested, allocatable, weights, strict=True):
+        has = cap != 0
+        if not has.any():
+            continue
+        safe_cap = np.where(has, cap, 1)
+        if most:
+            score = np.minimum(req, safe_cap) * MAX_NODE_SCORE // safe_cap
+        else:
+            score = np.where(req > safe_cap, 0, (safe_cap - req) * MAX_NODE_SCORE // safe_cap)
+        node_score += np.where(has, score * w, 0)
+        weight_sum += has * np.int64(w)
+    return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
+
+
+def broken_linear(shape: Sequence[tuple[int, int]]) -> list[int]:
+    """The utilization (0..100) -> score table of helper.BuildBrokenLinearFunction."""
+    table = []
+    for p in range(MAX_UTILIZATION + 1):
+        for i, (util, score) in enumerate(shape):
+            if p <= util:
+                if i == 0:
+                    table.append(shape[0][1])
+                else:
+                    pu, ps = shape[i - 1]
+                    table.append(ps + go_div((score - ps) * (p - pu), util - pu))
+                break
+        else:
+            table.append(shape[-1][1])
+    return table
+
+
+def parse_shape(raw: Sequence[Mapping[str, Any]]) -> list[int]:
+    points = [(int(p["utilization"]), int(p["score"]) * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
+              for p in raw]
+    if not points:
+        raise ValueError("requestedToCapacityRatio.shape must have at least one point")
+    return broken_linear(points)
+
+
+def requested_to_capacity_ratio(table: Sequence[int], requested: Sequence[int], allocatable: Sequence[int],
+                                weights: Sequence[int]) -> int:
+    node_score = weight_sum = 0
+    for req, cap, w in zip(requested, allocatable, weights, strict=True):
+        if cap == 0:
+            continue
+        score = table[MAX_UTILIZATION] if req > cap else table[req * MAX_UTILIZATION // cap]
+        if score > 0:
+            node_score += score * w
+            weight_sum += w
+    if weight_sum == 0:
+        return 0
+    # math.Round of the float quotient; for these small integers, exact half-up rounding.
+    return (2 * node_score + weight_sum) // (2 * weight_sum)
+
+
+def requested_to_capacity_ratio_columns(table: Sequence[int], requested: Sequence[I64],
+                                        allocatable: Sequence[I64], weights: Sequence[int]) -> Scores:
+    lut = np.array(table, dtype=np.int64)
+    n = len(requested[0]) if requested else 0
+    node_score = np.zeros(n, dtype=np.int64)
+    weight_sum = np.zeros(n, dtype=np.int64)
+    for req, cap, w in zip(requested, allocatable, weights, strict=True):
+        has = cap != 0
+        safe_cap = np.where(has, cap, 1)
+        util = np.where(req > safe_cap, MAX_UTILIZATION, req * MAX_UTILIZATION // safe_cap)
+        score = lut[np.clip(util, 0, MAX_UTILIZATION)]
+        counted = has & (score > 0)
+        node_score += np.where(counted, score * w, 0)
+        weight_sum += counted * np.int64(w)
+    safe_sum = np.maximum(weight_sum, 1)
+    return np.where(weight_sum > 0, (2 * node_score + safe_sum) // (2 * safe_sum), 0)
+
+
+# --- NodeResourcesBalancedAllocation -------------------------------------------------------------
+
+def _balance(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    fractions: list[float] = []
+    total = 0.0
+    for req, cap in zip(requested, allocatable, strict=True):
+        if cap == 0:
+            continue
+        f = min(float(req) / float(cap), 1.0)
+        total += f
+        fractions.append(f)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / len(fractions)
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+def balanced_allocation(requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]) -> int:
+    """Half the score for balance, half for how much placing the pod improves it."""
+    with_pod = _balance(requested, allocatable)
+    without_pod = _balance(allocated, allocatable)
+    half = MAX_NODE_SCORE // 2
+    return half + go_div(half + with_pod - without_pod, 2)
+
+
+def _balance_columns(requested: Sequence[I64], allocatable: Sequence[I64]) -> I64:
+    k = len(requested)
+    n = len(requested[0]) if k else 0
+    has = [cap != 0 for cap in allocatable]
+    fractions = [np.minimum(req.astype(np.float64) / np.where(h, cap, 1).astype(np.float64), 1.0)
+                 for req, cap, h in zip(requested, allocatable, has, strict=True)]
+    count = np.zeros(n, dtype=np.int64)
+    for h in has:
+        count += h
+    if k == 2:
+        std = np.where(count == 2, np.abs((fractions[0] - fractions[1]) / 2), 0.0)
+    elif k > 2:
+        total = np.zeros(n, dtype=np.float64)
+        for f in fractions:
+            total = total + f
+        mean = total / k
+        acc = np.zeros(n, dtype=np.float64)
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = np.where(count == k, np.sqrt(acc / k), 0.0)
+    else:
+        std = np.zeros(n, dtype=np.float64)
+    result: I64 = ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+    if k > 2:
+        # A node lacking some of the resources (rare) takes the exact path on its own.
+        for j in np.flatnonzero(count < k).tolist():
+            result[j] = _balance([int(r[j]) for r in requested], [int(c[j]) for c in allocatable])
+    return result
+
+
+def balanced_allocation_columns(requested: Sequence[I64], allocated: Sequence[I64],
+                                allocatable: Sequence[I64]) -> Scores:
+    with_pod = _balance_columns(requested, allocatable)
+    without_pod = _balance_columns(allocated, allocatable)
+    half = MAX_NODE_SCORE // 2
+    return half + _go_div_array(half + with_pod - without_pod, 2)

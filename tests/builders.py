@@ -1,0 +1,208 @@
+"""Chained builders for test objects (after kube-scheduler's testing/wrappers.go).
+
+    make_pod("p").req(cpu="1", memory="1Gi").toleration("k", "v").node_selector(zone="a").obj()
+    make_node("n").capacity(cpu="4", memory="32Gi", pods="110").label("zone", "a").obj()
+
+A builder is also accepted where its object is (`.obj()` is implied by `build_*` helpers).
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+from kubesched.model.objects import (
+    Affinity,
+    Container,
+    ContainerImage,
+    ContainerPort,
+    Node,
+    NodeAffinity,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    ObjectMeta,
+    Pod,
+    PreferredSchedulingTerm,
+    ResourceRequirements,
+    SchedulingGate,
+    Taint,
+    Toleration,
+)
+
+Req = tuple[str, str, list[str]]  # (key, operator, values)
+
+
+def requirement(key: str, op: str, *values: str) -> NodeSelectorRequirement:
+    return NodeSelectorRequirement(key=key, operator=op, values=list(values))
+
+
+def term(*exprs: Req, fields: tuple[Req, ...] = ()) -> NodeSelectorTerm:
+    return NodeSelectorTerm(match_expressions=[requirement(k, op, *vs) for k, op, vs in exprs],
+                            match_fields=[requirement(k, op, *vs) for k, op, vs in fields])
+
+
+def _res(cpu: str | None, memory: str | None, extra: dict[str, str]) -> dict[str, str]:
+    out = dict(extra)
+    if cpu is not None:
+        out["cpu"] = cpu
+    if memory is not None:
+        out["memory"] = memory
+    return out
+
+
+class PodBuilder:
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        self._pod = Pod(metadata=ObjectMeta(name=name, namespace=namespace, uid=f"uid-{namespace}-{name}"))
+        self._pod.spec.containers = []
+
+    def obj(self) -> Pod:
+        if not self._pod.spec.containers:
+            self._pod.spec.containers = [Container(name="c", image="pause")]
+        return self._pod
+
+    def uid(self, uid: str) -> Self:
+        self._pod.metadata.uid = uid
+        return self
+
+    def node(self, name: str) -> Self:
+        self._pod.spec.node_name = name
+        return self
+
+    def priority(self, p: int) -> Self:
+        self._pod.spec.priority = p
+        return self
+
+    def phase(self, phase: str) -> Self:
+        self._pod.status.phase = phase
+        return self
+
+    def container(self, cpu: str | None = None, memory: str | None = None, image: str = "pause",
+                  ports: tuple[int, ...] = (), **extra: str) -> Self:
+        c = Container(name=f"c{len(self._pod.spec.containers)}", image=image,
+                      resources=ResourceRequirements(requests=_res(cpu, memory, _names(extra))),
+                      ports=[ContainerPort(container_port=p, host_port=p) for p in ports])
+        self._pod.spec.containers.append(c)
+        return self
+
+    def req(self, cpu: str | None = None, memory: str | None = None, **extra: str) -> Self:
+        """One more container with these requests; other resources by keyword, '__' for '/':
+        example_com__gpu="1" is example.com/gpu, ephemeral_storage="1Gi" is ephemeral-storage."""
+        c = Container(name=f"c{len(self._pod.spec.containers)}", image="pause",
+                      resources=ResourceRequirements(requests=_res(cpu, memory, _names(extra))))
+        self._pod.spec.containers.append(c)
+        return self
+
+    def init_req(self, cpu: str | None = None, memory: str | None = None, sidecar: bool = False,
+                 ports: tuple[int, ...] = (), **extra: str) -> Self:
+        c = Container(name=f"i{len(self._pod.spec.init_containers)}", image="init",
+                      resources=ResourceRequirements(requests=_res(cpu, memory, _names(extra))),
+                      ports=[ContainerPort(container_port=p, host_port=p) for p in ports],
+                      restart_policy="Always" if sidecar else None)
+        self._pod.spec.init_containers.append(c)
+        return self
+
+    def overhead(self, cpu: str | None = None, memory: str | None = None) -> Self:
+        self._pod.spec.overhead = _res(cpu, memory, {})
+        return self
+
+    def pod_requests(self, cpu: str | None = None, memory: str | None = None) -> Self:
+        self._pod.spec.resources = ResourceRequirements(requests=_res(cpu, memory, {}))
+        return self
+
+    def host_port(self, port: int, protocol: str = "TCP", host_ip: str = "") -> Self:
+        c = Container(name=f"c{len(self._pod.spec.containers)}", image="pause",
+                      ports=[ContainerPort(container_port=port, host_port=port, protocol=protocol, host_ip=host_ip)])
+        self._pod.spec.containers.append(c)
+        return self
+
+    def image(self, image: str) -> Self:
+        self._pod.spec.containers.append(Container(name=f"c{len(self._pod.spec.containers)}", image=image))
+        return self
+
+    def toleration(self, key: str = "", value: str = "", effect: str = "", operator: str = "Equal") -> Self:
+        self._pod.spec.tolerations.append(Toleration(key=key, operator=operator, value=value, effect=effect))
+        return self
+
+    def node_selector(self, **labels: str) -> Self:
+        self._pod.spec.node_selector = {**self._pod.spec.node_selector, **labels}
+        return self
+
+    def _node_affinity(self) -> NodeAffinity:
+        if self._pod.spec.affinity is None:
+            self._pod.spec.affinity = Affinity()
+        if self._pod.spec.affinity.node_affinity is None:
+            self._pod.spec.affinity.node_affinity = NodeAffinity()
+        return self._pod.spec.affinity.node_affinity
+
+    def required_terms(self, *terms: NodeSelectorTerm) -> Self:
+        self._node_affinity().required = NodeSelector(node_selector_terms=list(terms))
+        return self
+
+    def required(self, key: str, op: str, *values: str) -> Self:
+        """One required term with one expression."""
+        return self.required_terms(term((key, op, list(values))))
+
+    def preferred(self, weight: int, *exprs: Req) -> Self:
+        self._node_affinity().preferred.append(PreferredSchedulingTerm(weight=weight, preference=term(*exprs)))
+        return self
+
+    def gate(self, name: str) -> Self:
+        self._pod.spec.scheduling_gates.append(SchedulingGate(name=name))
+        return self
+
+
+def _resource_name(key: str) -> str:
+    """example_com__gpu -> example.com/gpu; ephemeral_storage -> ephemeral-storage."""
+    if "__" in key:
+        domain, name = key.split("__", 1)
+        return f"{domain.replace('_', '.')}/{name.replace('_', '-')}"
+    return key.replace("_", "-")
+
+
+def _names(extra: dict[str, str]) -> dict[str, str]:
+    return {_resource_name(k): v for k, v in extra.items()}
+
+
+class NodeBuilder:
+    def __init__(self, name: str) -> None:
+        self._node = Node(metadata=ObjectMeta(name=name, uid=f"uid-node-{name}"))
+
+    def obj(self) -> Node:
+        return self._node
+
+    def capacity(self, cpu: str | None = "4", memory: str | None = "32Gi", pods: str | None = "110",
+                 **extra: str) -> Self:
+        res = _res(cpu, memory, _names(extra))
+        if pods is not None:
+            res["pods"] = pods
+        self._node.status.capacity = dict(res)
+        self._node.status.allocatable = dict(res)
+        return self
+
+    def label(self, key: str, value: str) -> Self:
+        self._node.metadata.labels = {**self._node.metadata.labels, key: value}
+        return self
+
+    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> Self:
+        self._node.spec.taints = [*self._node.spec.taints, Taint(key=key, value=value, effect=effect)]
+        return self
+
+    def unschedulable(self, flag: bool = True) -> Self:
+        self._node.spec.unschedulable = flag
+        return self
+
+    def image(self, size_bytes: int, *names: str) -> Self:
+        self._node.status.images = [*self._node.status.images, ContainerImage(names=list(names),
+                                                                               size_bytes=size_bytes)]
+        return self
+
+    def zone(self, zone: str, region: str = "r") -> Self:
+        return self.label("topology.kubernetes.io/zone", zone).label("topology.kubernetes.io/region", region)
+
+
+def make_pod(name: str, namespace: str = "default") -> PodBuilder:
+    return PodBuilder(name, namespace)
+
+
+def make_node(name: str) -> NodeBuilder:
+    return NodeBuilder(name).capacity()

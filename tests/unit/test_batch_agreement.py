@@ -1,0 +1,89 @@
+"""The vectorised filter/score paths agree with the one-node paths on random clusters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubesched.framework import CycleState, PodInfo
+from kubesched.plugins.registry import in_tree_registry
+from tests.builders import make_node, make_pod, term
+from tests.unit.scheduling_helpers import snapshot_with
+
+KEYS = ["zone", "gen", "pool"]
+VALUES = ["a", "b", "1", "5", "9"]
+OPS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+TAINTS = [("k1", "v", "NoSchedule"), ("k2", "", "NoExecute"), ("k3", "v", "PreferNoSchedule"),
+          ("k1", "w", "PreferNoSchedule")]
+
+node_st = st.tuples(
+    st.integers(1, 8), st.integers(1, 16), st.integers(1, 4), st.integers(0, 2),
+    st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=3),
+    st.lists(st.sampled_from(TAINTS), max_size=2, unique=True), st.booleans(),
+    st.lists(st.integers(0, 2500), max_size=3), st.booleans())
+pod_st = st.tuples(
+    st.integers(0, 4000), st.integers(0, 4), st.integers(0, 1),
+    st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=1),
+    st.lists(st.tuples(st.sampled_from(KEYS), st.sampled_from(OPS), st.lists(st.sampled_from(VALUES), max_size=2)),
+             max_size=2),
+    st.lists(st.tuples(st.integers(1, 10), st.sampled_from(KEYS), st.sampled_from(OPS),
+                       st.lists(st.sampled_from(VALUES), max_size=2)), max_size=2),
+    st.lists(st.sampled_from([("k1", "v", ""), ("k2", "", ""), ("k3", "v", "PreferNoSchedule"), ("", "", "")]),
+             max_size=2),
+    st.booleans())
+
+
+@settings(max_examples=60, deadline=None)
+@given(nodes=st.lists(node_st, min_size=1, max_size=8), pod=pod_st)
+def test_batch_paths_agree(nodes: list[tuple], pod: tuple) -> None:  # type: ignore[type-arg]
+    builders, existing = [], []
+    for i, (cpu, mem, slots, gpu, labels, taints, cordoned, used, with_port) in enumerate(nodes):
+        b = make_node(f"n{i}").capacity(cpu=str(cpu), memory=f"{mem}Gi", pods=str(slots),
+                                        example_com__gpu=str(gpu)).unschedulable(cordoned)
+        for k, v in labels.items():
+            b.label(k, v)
+        for k, v, e in taints:
+            b.taint(k, v, e)
+        if i % 2:
+            b.image(300 * 1024 * 1024, "app:latest")
+        builders.append(b)
+        for j, milli in enumerate(used):
+            p = make_pod(f"e{i}-{j}").node(f"n{i}").req(cpu=f"{milli}m")
+            existing.append(p.host_port(80) if with_port and j == 0 else p)
+    milli, gib, gpu, selector, required, preferred, tolerations, port = pod
+    pb = make_pod("p").req(cpu=f"{milli}m", memory=f"{gib}Gi", example_com__gpu=str(gpu)).image("app")
+    pb.node_selector(**selector)
+    if required:
+        pb.required_terms(*[term((k, op, vs)) for k, op, vs in required])
+    for w, k, op, vs in preferred:
+        pb.preferred(w, (k, op, vs))
+    for k, v, e in tolerations:
+        pb.toleration(k, v, e, operator="Exists" if not v else "Equal")
+    if port:
+        pb.host_port(80)
+    snap = snapshot_with(list(builders), list(existing))
+    info = PodInfo(pb.obj())
+    rows = snap.all_rows
+    for name, factory in in_tree_registry().items():
+        plugin: Any = factory({})
+        state = CycleState()
+        pre = getattr(plugin, "pre_filter", None)
+        if pre is not None:
+            pre(state, info, snap)
+        if hasattr(plugin, "filter_batch"):
+            scalar = [plugin.filter(state, info, ni) for ni in snap.node_infos]
+            mask = plugin.filter_batch(state, info, snap, rows)
+            passed = [True] * snap.n if mask is None else mask.tolist()
+            assert passed == [s is None for s in scalar], name
+            failing = rows[[i for i, ok in enumerate(passed) if not ok]]
+            if len(failing):
+                batch = plugin.filter_statuses(state, info, snap, failing)
+                assert batch == [scalar[i] for i in failing.tolist()], name
+        if hasattr(plugin, "score_batch"):
+            pre_score = getattr(plugin, "pre_score", None)
+            if pre_score is not None:
+                pre_score(state, info, snap, rows)
+            scalar_scores = [plugin.score(state, info, ni, snap) for ni in snap.node_infos]
+            assert plugin.score_batch(state, info, snap, rows).tolist() == scalar_scores, name

@@ -1,0 +1,118 @@
+"""The scheduling algorithm: FailedScheduling messages, the adaptive node count, selection."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kubesched.framework import FitError, NodeCursor, PodInfo, ScheduleResult, num_feasible_nodes_to_find, schedule_pod
+from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod, term
+from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with
+
+CP = make_node("cp").taint("node-role.kubernetes.io/control-plane")
+
+
+@pytest.mark.parametrize(("nodes", "existing", "pod", "message"), [
+    pytest.param([make_node("a").taint("x"), make_node("b").taint("y"), make_node("c").taint("z")], [],
+                 make_pod("p"), "0/3 nodes are available: 3 node(s) had untolerated taint(s).", id="taints"),
+    pytest.param([make_node("a").capacity(cpu="1"), make_node("b").capacity(memory="1Gi"),
+                  make_node("c").capacity(pods="1")], [make_pod("q").node("c")],
+                 make_pod("p").req(cpu="2", memory="2Gi"),
+                 "0/3 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods.",
+                 id="resources"),
+    pytest.param([make_node("a").unschedulable(), make_node("b").label("zone", "x"), make_node("c").label("zone", "y"),
+                  make_node("d").taint("t"), make_node("e").taint("t")], [],
+                 make_pod("p").node_selector(zone="z"),
+                 "0/5 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node "
+                 "affinity/selector, 2 node(s) had untolerated taint(s).", id="mixed"),
+    pytest.param([make_node("a").capacity(example_com__gpu="1"), make_node("b")],
+                 [make_pod("q").node("a").req(example_com__gpu="1")], make_pod("p").req(example_com__gpu="1"),
+                 "0/2 nodes are available: 2 Insufficient example.com/gpu.", id="extended"),
+    pytest.param([make_node("a")], [], make_pod("p").required_terms(term(fields=(("metadata.name", "In", ["b"]),))),
+                 "0/1 nodes are available: 1 node(s) didn't satisfy plugin(s) [NodeAffinity].", id="prefilter-names"),
+])
+def test_fit_error_message(nodes: list[NodeBuilder], existing: list[PodBuilder], pod: PodBuilder,
+                           message: str) -> None:
+    result = schedule(list(nodes), pod, list(existing))
+    assert isinstance(result, FitError)
+    assert result.message() == message
+
+
+def test_fit_error_keeps_per_node_statuses() -> None:
+    result = schedule([make_node("a").taint("x"), make_node("b").capacity(cpu="1")], make_pod("p").req(cpu="2"))
+    assert isinstance(result, FitError)
+    statuses = result.diagnosis.node_to_status
+    assert statuses["a"].plugin == "TaintToleration"
+    assert statuses["b"].reasons == ("Insufficient cpu",)
+    assert statuses["b"].plugin == "NodeResourcesFit"
+    assert result.diagnosis.unschedulable_plugins == {"TaintToleration", "NodeResourcesFit"}
+
+
+def test_no_nodes() -> None:
+    result = schedule([], make_pod("p"))
+    assert isinstance(result, FitError)
+    assert result.message() == "no nodes available to schedule pods"
+
+
+@pytest.mark.parametrize(("nodes", "want"), [(1, 1), (99, 99), (100, 100), (1000, 420), (5000, 500), (6000, 300)])
+def test_num_feasible_nodes_to_find(nodes: int, want: int) -> None:
+    assert num_feasible_nodes_to_find(0, nodes) == want
+
+
+def test_percentage_configured() -> None:
+    assert num_feasible_nodes_to_find(10, 2000) == 200
+    assert num_feasible_nodes_to_find(1, 2000) == 100
+
+
+def test_picks_least_allocated_node() -> None:
+    result = schedule([make_node("a"), make_node("b")], make_pod("p").req(cpu="1"),
+                      [make_pod("q").node("a").req(cpu="2")])
+    assert isinstance(result, ScheduleResult)
+    assert result.suggested_host == "b"
+    assert set(result.total_scores()) == {"a", "b"}
+
+
+def test_avoids_prefer_no_schedule_taint() -> None:
+    result = schedule([make_node("a").taint("x", effect="PreferNoSchedule"), make_node("b")], make_pod("p"))
+    assert isinstance(result, ScheduleResult)
+    assert result.suggested_host == "b"
+
+
+def test_ties_are_broken_at_random_but_deterministically() -> None:
+    nodes = [make_node(f"n{i}") for i in range(5)]
+    picks = {schedule(list(nodes), make_pod("p"), seed=s).suggested_host for s in range(40)}  # type: ignore[union-attr]
+    assert len(picks) > 1
+    assert schedule(list(nodes), make_pod("p"), seed=3) == schedule(list(nodes), make_pod("p"), seed=3)
+
+
+def test_search_stops_at_adaptive_count_and_rotates() -> None:
+    snap = snapshot_with([make_node(f"n{i:04d}") for i in range(1000)])
+    cursor = NodeCursor()
+    result = schedule_pod(default_profile(), snap, PodInfo(make_pod("p").obj()), rng=random.Random(0), cursor=cursor)
+    assert isinstance(result, ScheduleResult)
+    assert result.feasible_nodes == 420
+    assert result.evaluated_nodes == 420
+    assert cursor.next_start_node_index == 420
+    schedule_pod(default_profile(), snap, PodInfo(make_pod("q").obj()), rng=random.Random(0), cursor=cursor)
+    assert cursor.next_start_node_index == 840
+    schedule_pod(default_profile(), snap, PodInfo(make_pod("r").obj()), rng=random.Random(0), cursor=cursor)
+    assert cursor.next_start_node_index == 260
+
+
+def test_rejected_nodes_count_as_processed() -> None:
+    nodes = [make_node(f"n{i:04d}").taint("x") if i < 10 else make_node(f"n{i:04d}") for i in range(200)]
+    cursor = NodeCursor()
+    result = schedule_pod(default_profile(), snapshot_with(list(nodes)), PodInfo(make_pod("p").obj()),
+                          rng=random.Random(0), cursor=cursor)
+    assert isinstance(result, ScheduleResult)
+    assert result.feasible_nodes == 100
+    assert result.evaluated_nodes == 110
+    assert cursor.next_start_node_index == 110
+
+
+def test_single_feasible_node_is_not_scored() -> None:
+    result = schedule([make_node("a"), CP], make_pod("p"))
+    assert isinstance(result, ScheduleResult)
+    assert result.suggested_host == "a"
+    assert result.total_scores() == {}
