@@ -34,6 +34,10 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
     return [p.name for p in profile.plugins[point]]
 
 
+DEFAULT_PREFILTER = ["NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
+                     "NodeResourcesFit"]
+
+
 def weights(profile: ProfileConfig) -> list[tuple[str, int]]:
     return [(p.name, p.weight) for p in profile.plugins["score"]]
 
@@ -51,7 +55,7 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert set(p.plugins) == set(EXTENSION_POINTS)
     assert names(p, "preEnqueue") == ["SchedulingGates"]
     assert names(p, "queueSort") == ["PrioritySort"]
-    assert names(p, "preFilter") == ["NodeAffinity", "NodePorts", "NodeResourcesFit"]
+    assert names(p, "preFilter") == DEFAULT_PREFILTER
     assert names(p, "filter") == DEFAULT_FILTER
     assert names(p, "preScore") == ["TaintToleration", "NodeAffinity", "NodeResourcesFit",
                                     "NodeResourcesBalancedAllocation"]
@@ -126,11 +130,11 @@ MERGE_CASES = [
     pytest.param("multiPoint:\n  enabled:\n    - name: CronJobPool", "filter", [*DEFAULT_FILTER, "CronJobPool"],
                  id="user-plugin-appended-after-defaults"),
     pytest.param("multiPoint:\n  enabled:\n    - name: CronJobPool", "preFilter",
-                 ["NodeAffinity", "NodePorts", "NodeResourcesFit", "CronJobPool"], id="multipoint-expands"),
+                 [*DEFAULT_PREFILTER, "CronJobPool"], id="multipoint-expands"),
     pytest.param("filter:\n  enabled:\n    - name: CronJobPool", "filter", [*DEFAULT_FILTER, "CronJobPool"],
                  id="specific-point-plugin-appended"),
     pytest.param("filter:\n  enabled:\n    - name: CronJobPool", "preFilter",
-                 ["NodeAffinity", "NodePorts", "NodeResourcesFit"], id="specific-point-only"),
+                 DEFAULT_PREFILTER, id="specific-point-only"),
     pytest.param("filter:\n  enabled:\n    - name: NodePorts", "filter",
                  ["NodePorts", *[n for n in DEFAULT_FILTER if n != "NodePorts"]], id="specific-override-first"),
     pytest.param("filter:\n  disabled:\n    - name: '*'\n  enabled:\n    - name: NodeResourcesFit\n"

@@ -104,7 +104,7 @@ CASES = [
                  '"kubescheduler.config.k8s.io/v1"', id="removed-plugin"),
     pytest.param(profile("plugins:\n  score:\n    enabled:\n      - name: NodeName"),
                  'profiles[0].plugins.score.enabled[0]: Invalid value: "NodeName": plugin does not extend score '
-                 "(it implements: filter)", id="plugin-not-at-point"),
+                 "(it implements: filter, preFilter)", id="plugin-not-at-point"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - name: CronJobPool\n      - name: CronJobPool"),
                  'profiles[0].plugins.filter.enabled[1]: Duplicate value: "CronJobPool"', id="duplicate-at-point"),
     pytest.param(profile("plugins:\n  multiPoint:\n    enabled:\n      - name: CronJobPool\n      - name: CronJobPool"),

@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 import itertools
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -365,7 +366,7 @@ def profile(args: dict[str, Any], jobs: Any = CRON_JOBS) -> Profile:
     return build_profile(config, registry)
 
 
-def run(args: dict[str, Any], nodes: list[NodeBuilder], p: Pod, pods: list[Pod] = (),  # type: ignore[assignment]
+def run(args: dict[str, Any], nodes: list[NodeBuilder], p: Pod, pods: Sequence[Pod] = (),
         jobs: Any = CRON_JOBS) -> ScheduleResult | FitError:
     return schedule_pod(profile(args, jobs), snapshot_with(list(nodes), list(pods)), PodInfo(p),
                         rng=random.Random(0), cursor=NodeCursor())

@@ -83,7 +83,8 @@ def test_taint_is_idempotent_and_keeps_other_taints_whole() -> None:
     api = FakeApi(cluster())
     changed, out = apply(api, remove=False)
     assert changed == 1
-    assert api.patches == [("pool-1", {"metadata": {"resourceVersion": "1"}, "spec": {"taints": [UNREACHABLE, POOL_TAINT]}})]
+    patch = {"metadata": {"resourceVersion": "1"}, "spec": {"taints": [UNREACHABLE, POOL_TAINT]}}
+    assert api.patches == [("pool-1", patch)]
     assert out == ["node/pool-1 tainted (kubesched.io/pool=cronjob:NoSchedule)",
                    "node/pool-2 unchanged (kubesched.io/pool=cronjob:NoSchedule)"]
     assert apply(api, remove=False)[0] == 0

@@ -26,7 +26,6 @@ from kubesched.config.fields import (
     label_value_problem,
     qualified_name_problem,
 )
-from kubesched.plugins.pool_config import parse_args as parse_cronjob_pool_args
 
 ArgsParser = Callable[[Mapping[str, Any], str, Errors], dict[str, Any]]
 
@@ -227,6 +226,13 @@ def parse_node_affinity(raw: Mapping[str, Any], path: str, errs: Errors) -> dict
     if preferred:
         out[preferred_key] = preferred
     return {"addedAffinity": out}
+
+
+def parse_cronjob_pool_args(raw: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any]:
+    # The pool plugin owns its schema; imported here, not at the top, because it reads config.fields.
+    from kubesched.plugins.pool_config import parse_args
+
+    return parse_args(raw, path, errs)
 
 
 # Plugin name -> its args parser. The pool plugin adds "CronJobPool" here (or passes args_parsers to

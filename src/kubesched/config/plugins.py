@@ -32,9 +32,9 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 KUBESCHED_PLUGINS: dict[str, frozenset[str]] = {
     "PrioritySort": frozenset({"queueSort"}),
     "SchedulingGates": frozenset({"preEnqueue"}),
-    "NodeName": frozenset({"filter"}),
-    "NodeUnschedulable": frozenset({"filter"}),
-    "TaintToleration": frozenset({"filter", "preScore", "score"}),
+    "NodeName": frozenset({"preFilter", "filter"}),
+    "NodeUnschedulable": frozenset({"preFilter", "filter"}),
+    "TaintToleration": frozenset({"preFilter", "filter", "preScore", "score"}),
     "NodeAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
     "NodePorts": frozenset({"preFilter", "filter"}),
     "NodeResourcesFit": frozenset({"preFilter", "filter", "preScore", "score"}),

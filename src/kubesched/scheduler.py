@@ -1,0 +1,238 @@
+"""The scheduler: informers feed the cache and the queue; one pod at a time goes through a
+scheduling cycle on the cache's snapshot; the chosen node is assumed at once and bound in the
+background, as kube-scheduler does — which is why it never overcommits a node while binds are in
+flight.
+
+A cycle is synchronous code between two awaits, so nothing changes the cache while it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from kubesched.api import (
+    ApiClient,
+    Binder,
+    BindResult,
+    ConditionWriter,
+    EventRecorder,
+    Handlers,
+    Informer,
+    TaskSet,
+    create_guarded_task,
+    job_informer,
+    node_informer,
+    pod_informer,
+)
+from kubesched.cache.cache import Cache
+from kubesched.config.types import SchedulerConfig
+from kubesched.framework.fit_error import FitError
+from kubesched.framework.profile import Profile
+from kubesched.framework.schedule import NodeCursor, schedule_pod
+from kubesched.framework.status import SchedulingError
+from kubesched.framework.types import PodInfo
+from kubesched.model.objects import Job, Node, Pod
+from kubesched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue, eligible
+
+log = logging.getLogger("kubesched")
+
+# kube-scheduler's pod informer leaves finished pods out: they hold no resources.
+POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+@dataclass
+class Stats:
+    attempts: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    bind_failures: int = 0
+    cycle_seconds: float = 0.0
+    by_result: dict[str, int] = field(default_factory=dict)
+
+
+class Scheduler:
+    def __init__(self, client: ApiClient, config: SchedulerConfig, profiles: Mapping[str, Profile], *,
+                 rng: random.Random | None = None, max_binds_in_flight: int = 64,
+                 jobs_store: Callable[[], Mapping[str, Job]] | None = None) -> None:
+        self.client = client
+        self.config = config
+        self.profiles = dict(profiles)
+        self.names = frozenset(self.profiles)
+        self.rng = rng or random.Random()
+        self.cursor = NodeCursor()
+        self.cache = Cache()
+        self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
+                                     max_backoff=config.pod_max_backoff_seconds)
+        self.binder = Binder(client, max_in_flight=max_binds_in_flight)
+        first = next(iter(self.profiles))
+        self.events = EventRecorder(client, reporting_controller=first)
+        self.conditions = ConditionWriter(client)
+        self.binds = TaskSet()
+        self.stats = Stats()
+        self.pods: Informer[Pod] = pod_informer(client, Handlers(self._pod_added, self._pod_updated,
+                                                                 self._pod_deleted), POD_FIELD_SELECTOR)
+        self.nodes: Informer[Node] = node_informer(client, Handlers(self._node_added, self._node_updated,
+                                                                    self._node_deleted))
+        self.jobs: Informer[Job] = job_informer(client, Handlers(self._job_changed, self._job_updated,
+                                                                 self._job_changed))
+        self._background = TaskSet()
+        self._stopping = asyncio.Event()
+        self.ready = asyncio.Event()
+
+    # --- informer handlers ------------------------------------------------------------------------
+
+    def _pod_added(self, pod: Pod) -> None:
+        if pod.spec.node_name:
+            self.cache.add_pod(pod)
+        elif eligible(pod, self.names):
+            self.queue.add(pod)
+
+    def _pod_updated(self, old: Pod, new: Pod) -> None:
+        if new.spec.node_name:
+            if not old.spec.node_name:
+                self.queue.delete(new)  # bound, by us or by someone else
+                self.cache.add_pod(new)
+            else:
+                self.cache.update_pod(new)
+        elif eligible(new, self.names):
+            self.queue.update(old, new)
+        else:
+            self.queue.delete(new)  # terminating, gated, or handed to another scheduler
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        self.queue.delete(pod)
+        if pod.spec.node_name or self.cache.is_assumed(pod):
+            self.cache.remove_pod(pod)
+            self.queue.move_all_to_active_or_backoff(ClusterEvent.ASSIGNED_POD_DELETE)
+
+    def _node_added(self, node: Node) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD)
+
+    def _node_updated(self, old: Node, new: Node) -> None:
+        self.cache.update_node(new)
+        # Heartbeats change only conditions' times; they cannot make a pod fit.
+        if (old.spec != new.spec or old.metadata.labels != new.metadata.labels
+                or old.status.allocatable != new.status.allocatable or old.status.images != new.status.images):
+            self.queue.move_all_to_active_or_backoff(ClusterEvent.NODE_UPDATE)
+
+    def _node_deleted(self, node: Node) -> None:
+        self.cache.remove_node(node.metadata.name)
+
+    def _job_changed(self, job: Job) -> None:
+        # A pod waiting for its owner Job to be known (the pool plugin) may now be decidable.
+        self.queue.move_all_to_active_or_backoff(ClusterEvent.FORCE_ACTIVATE)
+
+    def _job_updated(self, old: Job, new: Job) -> None:
+        if old.metadata.owner_references != new.metadata.owner_references:
+            self._job_changed(new)
+
+    # --- running ------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Sync the informers, then schedule until stop() is called."""
+        for informer in (self.nodes, self.jobs, self.pods):
+            self._background.spawn(informer.run(), name=informer.name)
+        self._background.spawn(self.events.run(), name="events")
+        self._background.spawn(self.conditions.run(), name="pod-conditions")
+        started = time.monotonic()
+        await asyncio.gather(self.nodes.wait_synced(), self.jobs.wait_synced(), self.pods.wait_synced())
+        self._background.spawn(self.queue.run(), name="queue-flush")
+        log.info("caches synced", extra={"nodes": self.cache.node_count(), "pods": len(self.pods.store),
+                                         "queued": len(self.queue),
+                                         "seconds": round(time.monotonic() - started, 3)})
+        self.ready.set()
+        loop = create_guarded_task(self._schedule_loop(), name="scheduling-loop")
+        await self._stopping.wait()
+        self.queue.close()
+        await asyncio.gather(loop, return_exceptions=True)
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop scheduling; let in-flight binds, events and conditions finish."""
+        self._stopping.set()
+        await self.binds.wait(grace)
+        await asyncio.wait_for(self.events.flush(), grace)
+        await asyncio.wait_for(self.conditions.flush(), grace)
+        await self._background.cancel()
+
+    async def _schedule_loop(self) -> None:
+        while not self._stopping.is_set():
+            info = await self.queue.pop()
+            if info is None:
+                return
+            self.schedule_one(info)
+            # Let binds, informers and events run between cycles.
+            await asyncio.sleep(0)
+
+    # --- one pod ------------------------------------------------------------------------------------
+
+    def schedule_one(self, info: QueuedPodInfo) -> None:
+        pod = info.pod
+        profile = self.profiles.get(pod.spec.scheduler_name)
+        if profile is None or pod.spec.node_name or self.cache.node_of(pod.metadata.uid) is not None:
+            self.queue.done(info.uid)
+            return
+        started = time.perf_counter()
+        pod_info = PodInfo(pod)
+        self.stats.attempts += 1
+        try:
+            result = schedule_pod(profile, self.cache.snapshot(), pod_info, rng=self.rng, cursor=self.cursor,
+                                  percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score)
+        except SchedulingError as exc:
+            self.stats.errors += 1
+            self._failed(info, profile, str(exc), reason="SchedulerError")
+            return
+        finally:
+            self.stats.cycle_seconds += time.perf_counter() - started
+        if isinstance(result, FitError):
+            self.stats.unschedulable += 1
+            info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
+            self._failed(info, profile, result.message(), reason="Unschedulable")
+            return
+        node = result.suggested_host
+        self.cache.assume_pod(pod_info, node)
+        self.binds.spawn(self._bind(info, pod_info, node, profile), name=f"bind/{pod_info.key}")
+
+    def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str) -> None:
+        pod = info.pod
+        log.info("unschedulable" if reason == "Unschedulable" else "scheduling error",
+                 extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}", "reason": reason,
+                        "message": message})
+        self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
+        self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
+        latest = self.pods.get(_key(pod)) or pod
+        self.conditions.submit(latest, message, reason=reason)
+
+    async def _bind(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile) -> None:
+        pod = info.pod
+        outcome = await self.binder.bind(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, node)
+        if outcome.result is BindResult.BOUND:
+            self.stats.scheduled += 1
+            self.queue.done(info.uid)
+            self.events.scheduled(pod, node, controller=profile.scheduler_name)
+            log.debug("bound", extra={"pod": pod_info.key, "node": node})
+            return
+        self.stats.bind_failures += 1
+        if self.cache.is_assumed(pod_info):
+            self.cache.forget_pod(pod_info)
+        if outcome.result in (BindResult.CONFLICT, BindResult.NOT_FOUND):
+            # Already bound elsewhere, or gone: the informer brings the truth; retrying would storm.
+            log.info("binding skipped", extra={"pod": pod_info.key, "node": node, "status": outcome.status,
+                                               "message": outcome.message})
+            self.queue.done(info.uid)
+            return
+        message = f"Binding rejected: {outcome.message}"
+        log.warning("binding failed", extra={"pod": pod_info.key, "node": node, "status": outcome.status,
+                                             "message": outcome.message})
+        self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
+        self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
+
+
+def _key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
