@@ -6,6 +6,8 @@ import click
 
 from . import __version__
 from .cli_cluster import cluster
+from .cli_pool import pool
+from .cli_run import run
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,4 +25,6 @@ def version() -> None:
                f"etcd {ETCD_VERSION}, kwok {KWOK_VERSION})")
 
 
+main.add_command(run)
 main.add_command(cluster)
+main.add_command(pool)

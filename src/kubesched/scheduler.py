@@ -9,10 +9,11 @@ A cycle is synchronous code between two awaits, so nothing changes the cache whi
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kubesched.api import (
@@ -32,11 +33,15 @@ from kubesched.api import (
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.fit_error import FitError
-from kubesched.framework.profile import Profile
+from kubesched.framework.profile import Profile, build_profile
+from kubesched.framework.registry import PluginFactory, merge
 from kubesched.framework.schedule import NodeCursor, schedule_pod
 from kubesched.framework.status import SchedulingError
 from kubesched.framework.types import PodInfo
 from kubesched.model.objects import Job, Node, Pod
+from kubesched.plugins import cronjob_pool
+from kubesched.plugins.pool_ownership import InformerJobs
+from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue, eligible
 
 log = logging.getLogger("kubesched")
@@ -57,12 +62,17 @@ class Stats:
 
 
 class Scheduler:
-    def __init__(self, client: ApiClient, config: SchedulerConfig, profiles: Mapping[str, Profile], *,
-                 rng: random.Random | None = None, max_binds_in_flight: int = 64,
-                 jobs_store: Callable[[], Mapping[str, Job]] | None = None) -> None:
+    def __init__(self, client: ApiClient, config: SchedulerConfig, *, rng: random.Random | None = None,
+                 max_binds_in_flight: int = 64, out_of_tree: Mapping[str, PluginFactory] | None = None) -> None:
         self.client = client
         self.config = config
-        self.profiles = dict(profiles)
+        self.jobs: Informer[Job] = job_informer(client, Handlers(self._job_changed, self._job_updated,
+                                                                 self._job_deleted))
+        # The pool plugin reads Jobs from this scheduler's informer, never from the API per pod.
+        registry: dict[str, PluginFactory] = {**in_tree_registry(),
+                    cronjob_pool.NAME: functools.partial(cronjob_pool.new_cronjob_pool, jobs=InformerJobs(self.jobs))}
+        registry = merge(registry, out_of_tree or {})
+        self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry) for p in config.profiles}
         self.names = frozenset(self.profiles)
         self.rng = rng or random.Random()
         self.cursor = NodeCursor()
@@ -79,8 +89,6 @@ class Scheduler:
                                                                  self._pod_deleted), POD_FIELD_SELECTOR)
         self.nodes: Informer[Node] = node_informer(client, Handlers(self._node_added, self._node_updated,
                                                                     self._node_deleted))
-        self.jobs: Informer[Job] = job_informer(client, Handlers(self._job_changed, self._job_updated,
-                                                                 self._job_changed))
         self._background = TaskSet()
         self._stopping = asyncio.Event()
         self.ready = asyncio.Event()
@@ -126,12 +134,15 @@ class Scheduler:
         self.cache.remove_node(node.metadata.name)
 
     def _job_changed(self, job: Job) -> None:
-        # A pod waiting for its owner Job to be known (the pool plugin) may now be decidable.
-        self.queue.move_all_to_active_or_backoff(ClusterEvent.FORCE_ACTIVATE)
+        # Pods the pool plugin held back until their owner Job was known can be decided now.
+        self.queue.move_all_to_active_or_backoff("JobAdd", pre_check=cronjob_pool.waits_for_job(job))
 
     def _job_updated(self, old: Job, new: Job) -> None:
         if old.metadata.owner_references != new.metadata.owner_references:
             self._job_changed(new)
+
+    def _job_deleted(self, job: Job) -> None:
+        pass
 
     # --- running ------------------------------------------------------------------------------------
 
@@ -144,7 +155,7 @@ class Scheduler:
         started = time.monotonic()
         await asyncio.gather(self.nodes.wait_synced(), self.jobs.wait_synced(), self.pods.wait_synced())
         self._background.spawn(self.queue.run(), name="queue-flush")
-        log.info("caches synced", extra={"nodes": self.cache.node_count(), "pods": len(self.pods.store),
+        log.info("caches synced", extra={"nodes": self.cache.node_count, "pods": len(self.pods.store),
                                          "queued": len(self.queue),
                                          "seconds": round(time.monotonic() - started, 3)})
         self.ready.set()
@@ -166,7 +177,13 @@ class Scheduler:
             info = await self.queue.pop()
             if info is None:
                 return
-            self.schedule_one(info)
+            try:
+                self.schedule_one(info)
+            except Exception:
+                # A bug must cost one pod a backoff, not stop the scheduler.
+                log.exception("scheduling cycle failed", extra={"pod": info.key})
+                self.stats.errors += 1
+                self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
             # Let binds, informers and events run between cycles.
             await asyncio.sleep(0)
 
@@ -203,7 +220,7 @@ class Scheduler:
         pod = info.pod
         log.info("unschedulable" if reason == "Unschedulable" else "scheduling error",
                  extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}", "reason": reason,
-                        "message": message})
+                        "detail": message})
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
         latest = self.pods.get(_key(pod)) or pod
@@ -224,12 +241,12 @@ class Scheduler:
         if outcome.result in (BindResult.CONFLICT, BindResult.NOT_FOUND):
             # Already bound elsewhere, or gone: the informer brings the truth; retrying would storm.
             log.info("binding skipped", extra={"pod": pod_info.key, "node": node, "status": outcome.status,
-                                               "message": outcome.message})
+                                               "detail": outcome.message})
             self.queue.done(info.uid)
             return
         message = f"Binding rejected: {outcome.message}"
         log.warning("binding failed", extra={"pod": pod_info.key, "node": node, "status": outcome.status,
-                                             "message": outcome.message})
+                                             "detail": outcome.message})
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
 

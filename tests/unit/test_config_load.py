@@ -26,7 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
                  ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
-DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
+# kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
+DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
                   "NodeResourcesFit"]
 
 
@@ -34,8 +35,19 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
     return [p.name for p in profile.plugins[point]]
 
 
-DEFAULT_PREFILTER = ["NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-                     "NodeResourcesFit"]
+DEFAULT_PREFILTER = DEFAULT_FILTER
+# CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
+DEFAULT_POOL_ARGS = {
+    "excludedNodes": None,
+    "ownerWaitSeconds": 30,
+    "pools": [{"name": "cronjob", "pods": {"ownerKinds": ["Job", "CronJob"]},
+               "nodes": {"matchLabels": {"kubesched.io/pool": "cronjob"}},
+               "taint": {"key": "kubesched.io/pool", "value": "cronjob", "effect": "NoSchedule"},
+               "exclusive": True, "fallback": "never"}],
+}
+# A plugin kubesched knows but does not enable by default (CronJobPool is a default now).
+EXTRA = "Extra"
+WITH_EXTRA = {**KUBESCHED_PLUGINS, EXTRA: frozenset({"preFilter", "filter"})}
 
 
 def weights(profile: ProfileConfig) -> list[tuple[str, int]]:
@@ -67,7 +79,9 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.plugin_args["NodeResourcesBalancedAllocation"] == {
         "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
     assert p.plugin_args["NodeAffinity"] == {"addedAffinity": None}
-    assert "CronJobPool" not in p.plugin_args
+    assert p.plugin_args["CronJobPool"] == DEFAULT_POOL_ARGS
+    # args only for the plugins the profile runs
+    assert set(p.plugin_args) == {"CronJobPool", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit"}
     assert p.percentage_of_nodes_to_score is None
     assert config.percentage_of_nodes_to_score == 0
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)
@@ -127,14 +141,18 @@ MERGE_CASES = [
                  id="disable-at-one-point-keeps-others"),
     pytest.param("multiPoint:\n  disabled:\n    - name: NodeAffinity", "filter",
                  [n for n in DEFAULT_FILTER if n != "NodeAffinity"], id="multipoint-disable-everywhere"),
-    pytest.param("multiPoint:\n  enabled:\n    - name: CronJobPool", "filter", [*DEFAULT_FILTER, "CronJobPool"],
+    pytest.param(f"multiPoint:\n  enabled:\n    - name: {EXTRA}", "filter", [*DEFAULT_FILTER, EXTRA],
                  id="user-plugin-appended-after-defaults"),
-    pytest.param("multiPoint:\n  enabled:\n    - name: CronJobPool", "preFilter",
-                 [*DEFAULT_PREFILTER, "CronJobPool"], id="multipoint-expands"),
-    pytest.param("filter:\n  enabled:\n    - name: CronJobPool", "filter", [*DEFAULT_FILTER, "CronJobPool"],
+    pytest.param(f"multiPoint:\n  enabled:\n    - name: {EXTRA}", "preFilter",
+                 [*DEFAULT_PREFILTER, EXTRA], id="multipoint-expands"),
+    pytest.param(f"filter:\n  enabled:\n    - name: {EXTRA}", "filter", [*DEFAULT_FILTER, EXTRA],
                  id="specific-point-plugin-appended"),
-    pytest.param("filter:\n  enabled:\n    - name: CronJobPool", "preFilter",
+    pytest.param(f"filter:\n  enabled:\n    - name: {EXTRA}", "preFilter",
                  DEFAULT_PREFILTER, id="specific-point-only"),
+    pytest.param("multiPoint:\n  enabled:\n    - name: CronJobPool", "filter", DEFAULT_FILTER,
+                 id="default-pool-named-again-stays-in-place"),
+    pytest.param("multiPoint:\n  disabled:\n    - name: CronJobPool", "preFilter",
+                 [n for n in DEFAULT_PREFILTER if n != "CronJobPool"], id="default-pool-disabled"),
     pytest.param("filter:\n  enabled:\n    - name: NodePorts", "filter",
                  ["NodePorts", *[n for n in DEFAULT_FILTER if n != "NodePorts"]], id="specific-override-first"),
     pytest.param("filter:\n  disabled:\n    - name: '*'\n  enabled:\n    - name: NodeResourcesFit\n"
@@ -146,9 +164,15 @@ MERGE_CASES = [
 
 @pytest.mark.parametrize(("body", "point", "expected"), MERGE_CASES)
 def test_plugin_merge(body: str, point: str, expected: list[Any]) -> None:
-    p = loads(plugins_yaml(body)).profiles[0]
+    p = loads(plugins_yaml(body), known_plugins=WITH_EXTRA).profiles[0]
     got: list[Any] = weights(p) if point == "score" else names(p, point)
     assert got == expected
+
+
+def test_disabled_pool_has_no_args() -> None:
+    p = loads(plugins_yaml("multiPoint:\n  disabled:\n    - name: CronJobPool")).profiles[0]
+    assert all("CronJobPool" not in names(p, point) for point in EXTENSION_POINTS)
+    assert "CronJobPool" not in p.plugin_args
 
 
 ARGS_CASES = [
@@ -255,21 +279,21 @@ def test_leader_election_durations() -> None:
 
 
 def test_extra_plugins_and_args_parsers() -> None:
-    def parse_pool(raw: Mapping[str, Any], path: str, errs: list[FieldError]) -> dict[str, Any]:
+    def parse_batch(raw: Mapping[str, Any], path: str, errs: list[FieldError]) -> dict[str, Any]:
         if raw.get("fallback", "never") not in ("never", "general"):
             errs.append(invalid(f"{path}.fallback", raw["fallback"], 'must be "never" or "general"'))
         return {"fallback": raw.get("fallback", "never")}
 
-    known = {**KUBESCHED_PLUGINS, "Gpu": {"filter", "score"}}
-    parsers = {"CronJobPool": parse_pool}
-    text = plugins_yaml("multiPoint:\n  enabled:\n    - name: CronJobPool\n    - name: Gpu\n      weight: 4")
+    known = {**KUBESCHED_PLUGINS, "Batch": {"preFilter", "filter"}, "Gpu": {"filter", "score"}}
+    parsers = {"Batch": parse_batch}
+    text = plugins_yaml("multiPoint:\n  enabled:\n    - name: Batch\n    - name: Gpu\n      weight: 4")
     p = loads(text, known_plugins=known, args_parsers=parsers).profiles[0]
-    assert names(p, "filter")[-2:] == ["CronJobPool", "Gpu"]
+    assert names(p, "filter")[-2:] == ["Batch", "Gpu"]
     assert weights(p)[-1] == ("Gpu", 4)
-    assert p.plugin_args["CronJobPool"] == {"fallback": "never"}
-    bad = HEAD + "profiles:\n  - pluginConfig:\n      - name: CronJobPool\n        args: {fallback: maybe}\n"
+    assert p.plugin_args["Batch"] == {"fallback": "never"}
+    bad = HEAD + "profiles:\n  - pluginConfig:\n      - name: Batch\n        args: {fallback: maybe}\n"
     with pytest.raises(ConfigError, match=r'profiles\[0\]\.pluginConfig\[0\]\.args\.fallback: Invalid value: "maybe"'):
-        loads(bad, args_parsers=parsers)
+        loads(bad, known_plugins=known, args_parsers=parsers)
 
 
 REALISTIC = """\

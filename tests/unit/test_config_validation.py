@@ -107,7 +107,9 @@ CASES = [
                  "(it implements: filter, preFilter)", id="plugin-not-at-point"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - name: CronJobPool\n      - name: CronJobPool"),
                  'profiles[0].plugins.filter.enabled[1]: Duplicate value: "CronJobPool"', id="duplicate-at-point"),
-    pytest.param(profile("plugins:\n  multiPoint:\n    enabled:\n      - name: CronJobPool\n      - name: CronJobPool"),
+    # CronJobPool is a default: disabled first, so neither entry replaces the default in place
+    pytest.param(profile("plugins:\n  multiPoint:\n    disabled:\n      - name: CronJobPool\n    enabled:\n"
+                         "      - name: CronJobPool\n      - name: CronJobPool"),
                  'profiles[0].plugins.multiPoint.enabled[1]: Invalid value: "CronJobPool": plugin already '
                  "registered as preFilter plugin", id="duplicate-multipoint"),
     pytest.param(profile("plugins:\n  queueSort:\n    disabled:\n      - name: '*'"),

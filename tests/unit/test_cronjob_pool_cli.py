@@ -140,7 +140,10 @@ def test_cli_errors(argv: list[str], error: str) -> None:
 
 def test_config_without_the_plugin(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
-    path.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
-    result = CliRunner().invoke(pool, ["untaint", "--config", str(path)])
+    path.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+                    "  - plugins:\n      multiPoint:\n        disabled:\n          - name: CronJobPool\n")
+    # The config is checked before any cluster access: a kubeconfig that does not exist is never read.
+    result = CliRunner().invoke(pool, ["untaint", "--config", str(path),
+                                       "--kubeconfig", str(tmp_path / "no-such-kubeconfig")])
     assert result.exit_code == 1
     assert "no profile enables CronJobPool" in result.output

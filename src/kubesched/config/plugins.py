@@ -93,9 +93,18 @@ def register_plugin(name: str, extension_points: set[str] | frozenset[str]) -> N
     KUBESCHED_PLUGINS[name] = frozenset(extension_points)
 
 
+# kubesched's own default list: kube-scheduler's, plus the CronJob pool (kubesched's signature) placed
+# before TaintToleration, so a pool node's taint is reported as "reserved for the pool" to other pods.
+_POOL_AFTER = "NodeUnschedulable"
+KUBESCHED_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = tuple(
+    entry for name, weight in KUBE_SCHEDULER_DEFAULT_PLUGINS
+    for entry in (((name, weight), ("CronJobPool", None)) if name == _POOL_AFTER else ((name, weight),))
+)
+
+
 def default_plugins(known: Mapping[str, Any]) -> list[PluginEntry]:
-    """kube-scheduler's default multiPoint list, restricted to the plugins kubesched implements."""
-    return [PluginEntry(n, w or 0, "") for n, w in KUBE_SCHEDULER_DEFAULT_PLUGINS if n in known]
+    """kubesched's default multiPoint list, restricted to the plugins kubesched implements."""
+    return [PluginEntry(n, w or 0, "") for n, w in KUBESCHED_DEFAULT_PLUGINS if n in known]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,90 @@
+"""`kubesched run`: schedule pods on a cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+
+import click
+
+from . import logs
+from .api import ApiClient, ClusterConfig, KubeconfigError, load_config
+from .config import ConfigError, load
+from .config.types import SchedulerConfig
+from .scheduler import Scheduler
+
+log = logging.getLogger("kubesched")
+
+
+@click.command()
+@click.option("--kubeconfig", envvar=None, default=None, metavar="FILE",
+              help="Kubeconfig file (default: clientConnection.kubeconfig of --config, then $KUBECONFIG, "
+                   "then the in-cluster service account, then ~/.kube/config).")
+@click.option("--context", default=None, help="Kubeconfig context to use (default: its current-context).")
+@click.option("--config", "config_path", default=None, metavar="FILE",
+              help="A kube-scheduler KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file, "
+                   "used unchanged: profiles, plugins, weights, pluginConfig, percentageOfNodesToScore, "
+                   "clientConnection. Default: kube-scheduler's default profile plus the CronJob pool.")
+@click.option("--scheduler-name", default=None,
+              help="Schedule the pods whose spec.schedulerName is this (default: kubesched, or the config's "
+                   "profile). Renames the single profile of --config.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
+              show_default=True)
+@click.option("--binds-in-flight", type=click.IntRange(1, 1024), default=64, show_default=True,
+              help="Bindings sent concurrently (each on its own keep-alive HTTP/1.1 connection).")
+def run(kubeconfig: str | None, context: str | None, config_path: str | None, scheduler_name: str | None,
+        log_format: str, log_level: str, binds_in_flight: int) -> None:
+    """Watch pods that name this scheduler in spec.schedulerName, choose a node for each by
+    kube-scheduler's rules, and bind it.
+
+    \b
+    Examples:
+      kubesched run                                  # default profile, scheduler name "kubesched"
+      kubesched run --config my-kube-scheduler.yaml  # an existing kube-scheduler config, unchanged
+      kubesched run --kubeconfig ~/.kube/config --context kind-kind --scheduler-name my-scheduler
+    """
+    logs.setup(log_format, log_level)
+    try:
+        config = load(config_path, scheduler_name_override=scheduler_name)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    if config.unimplemented:
+        log.warning("kubesched does not implement these configured fields yet; they are ignored: "
+                    + ", ".join(config.unimplemented))
+    try:
+        cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
+    except KubeconfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(cluster, config, binds_in_flight))
+
+
+async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight: int) -> None:
+    conn = config.client_connection
+    async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
+                         max_connections=binds_in_flight + 8) as client:
+        scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight)
+        loop = asyncio.get_running_loop()
+        stopping: list[asyncio.Task[None]] = []
+
+        def on_signal(sig: signal.Signals) -> None:
+            log.info("stopping: letting in-flight binds finish", extra={"signal": sig.name})
+            if not stopping:
+                stopping.append(loop.create_task(scheduler.stop()))
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, on_signal, sig)
+        log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names)})
+        try:
+            await scheduler.run()
+        finally:
+            if stopping:
+                await stopping[0]
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                with contextlib.suppress(Exception):
+                    loop.remove_signal_handler(sig)
+        log.info("kubesched stopped", extra={"attempts": scheduler.stats.attempts,
+                                             "scheduled": scheduler.stats.scheduled})
