@@ -7,8 +7,12 @@ a missing control plane must never look like a pass or a skip.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +42,61 @@ def plane() -> Iterator[Kube]:
         yield Kube(cluster)
     finally:
         planes.down(name, _progress)
+
+
+class KubeschedProcess:
+    """`kubesched run` as a real subprocess against a plane, its log kept in a file for assertions."""
+
+    def __init__(self, plane: Kube, args: list[str], log_path: Path) -> None:
+        self.plane = plane
+        self.args = args
+        self.log_path = log_path
+        self._log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kubesched", "run", f"--kubeconfig={plane.kubeconfig}", "--log-format=json",
+             *args], stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while "caches synced" not in self.log():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"kubesched {' '.join(args)} exited with {self.proc.returncode}:\n{self.log()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"kubesched {' '.join(args)} did not sync within 60 s:\n{self.log()}")
+            time.sleep(0.1)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        return self.proc.returncode
+
+
+@pytest.fixture(scope="session")
+def start_kubesched(plane: Kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
+        Callable[..., KubeschedProcess]]:
+    """Start `kubesched run <args>` against the session plane; every instance is stopped at the end."""
+    started: list[KubeschedProcess] = []
+    counter = iter(range(10**6))
+
+    def start(*args: str, on: Kube | None = None) -> KubeschedProcess:
+        log_path = tmp_path_factory.mktemp("kubesched") / f"kubesched-{next(counter)}.log"
+        proc = KubeschedProcess(on or plane, list(args), log_path)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+@pytest.fixture(scope="session")
+def kubesched(start_kubesched: Callable[..., KubeschedProcess]) -> KubeschedProcess:
+    """One kubesched with the default config (scheduler name `kubesched`) for the whole session."""
+    return start_kubesched()
