@@ -1,0 +1,152 @@
+"""The three contenders, each started as a process against a plane once its pods exist.
+
+All of them use the plane's admin kubeconfig, so the apiserver does the same authentication and
+authorization work for each; kube-scheduler and kubesched get the same
+KubeSchedulerConfiguration (one profile with the bench's scheduler name, QPS/burst 5000, no
+leader election).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from kubesched.localcluster import build, procs
+from kubesched.localcluster.http import get, tls_context
+from kubesched.localcluster.plane import Cluster
+
+from .procstat import Meter
+
+NAMES = ("limit", "kube-scheduler", "kubesched")
+QPS = 5000
+
+
+@dataclass
+class RunContext:
+    cluster: Cluster
+    scheduler_name: str
+    workdir: Path  # this run's own directory for logs, configs and profiles
+    profile: bool = False
+
+
+class Running:
+    """A started contender: its process, log, a readiness check and a meter of its resources."""
+
+    def __init__(self, name: str, args: list[str], log: Path, ready: Callable[[Running], bool],
+                 wrapper: bool = False, profile_path: Path | None = None) -> None:
+        self.name = name
+        self.args = args
+        self.log_path = log
+        self._log = open(log, "ab")  # noqa: SIM115 - closed in stop()
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        self.meter = Meter(self.proc.pid, include_children=wrapper)
+        self._ready = ready
+        self._wrapper = wrapper
+        self.profile_path = profile_path
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def ready(self) -> bool:
+        return self._ready(self)
+
+    def check_alive(self) -> None:
+        code = self.proc.poll()
+        if code is not None:
+            raise RuntimeError(f"{self.name} exited with {code}; last lines of {self.log_path}:\n"
+                               f"{procs.tail(self.log_path)}")
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """SIGTERM to the scheduler itself (under a profiler: the profiled child, so the profiler
+        writes its output when the child is gone), then SIGKILL if it lingers."""
+        self.meter.sample()
+        if self.proc.poll() is None:
+            target = self.proc.pid
+            if self._wrapper:
+                from .procstat import descendants
+                kids = [p for p in descendants(self.proc.pid) if p != self.proc.pid]
+                target = kids[0] if kids else self.proc.pid
+            with contextlib.suppress(ProcessLookupError):
+                subprocess.run(["kill", "-TERM", str(target)], check=False)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.send_signal(signal.SIGKILL)
+                self.proc.wait()
+        self._log.close()
+        return self.proc.returncode
+
+
+def scheduler_config(ctx: RunContext) -> Path:
+    path = ctx.workdir / "scheduler-config.yaml"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": ctx.cluster.kubeconfig, "qps": QPS, "burst": QPS},
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": ctx.scheduler_name}],
+    }, sort_keys=False))
+    return path
+
+
+def start_limit(ctx: RunContext) -> Running:
+    return Running("limit", [sys.executable, "-m", "kubesched.bench.limit", f"--kubeconfig={ctx.cluster.kubeconfig}",
+                             f"--scheduler-name={ctx.scheduler_name}"],
+                   ctx.workdir / "limit.log", lambda r: "ready:" in r.log())
+
+
+def start_kube_scheduler(ctx: RunContext) -> Running:
+    port = procs.free_port()
+    d = ctx.cluster.path
+    args = [str(build.bin_dir() / "kube-scheduler"), f"--config={scheduler_config(ctx)}",
+            "--bind-address=127.0.0.1", f"--secure-port={port}", f"--cert-dir={ctx.workdir / 'kube-scheduler-certs'}",
+            f"--authentication-kubeconfig={d / 'scheduler.kubeconfig'}",
+            f"--authorization-kubeconfig={d / 'scheduler.kubeconfig'}", "--v=1"]
+    insecure = tls_context(None)
+
+    def ready(_: Running) -> bool:
+        try:
+            return get(f"https://127.0.0.1:{port}/readyz", insecure, timeout=1.0)[0] == 200
+        except OSError:
+            return False
+
+    return Running("kube-scheduler", args, ctx.workdir / "kube-scheduler.log", ready)
+
+
+def start_kubesched(ctx: RunContext) -> Running:
+    run_args = ["run", f"--kubeconfig={ctx.cluster.kubeconfig}", f"--config={scheduler_config(ctx)}",
+                "--log-format=json"]
+    profile_path: Path | None = None
+    wrapper = False
+    if not ctx.profile:
+        args = [sys.executable, "-m", "kubesched", *run_args]
+    elif (py_spy := shutil.which("py-spy")) is not None:
+        profile_path = ctx.workdir / "kubesched-profile.speedscope.json"
+        args = [py_spy, "record", "--format=speedscope", f"--output={profile_path}", "--rate=200", "--",
+                sys.executable, "-m", "kubesched", *run_args]
+        wrapper = True
+    else:
+        profile_path = ctx.workdir / "kubesched.prof"
+        args = [sys.executable, "-m", "cProfile", "-o", str(profile_path), "-m", "kubesched", *run_args]
+    return Running("kubesched", args, ctx.workdir / "kubesched.log", lambda r: "caches synced" in r.log(),
+                   wrapper=wrapper, profile_path=profile_path)
+
+
+STARTERS: dict[str, Callable[[RunContext], Running]] = {
+    "limit": start_limit,
+    "kube-scheduler": start_kube_scheduler,
+    "kubesched": start_kubesched,
+}
