@@ -54,13 +54,13 @@ def _owner_kind(pod: Pod) -> str:
 
 
 async def _wait(what: str, check: Callable[[list[Pod]], bool], client: ApiClient, say: Say,
-                timeout: float) -> None:
+                limit: float) -> None:
     started = time.monotonic()
     last_note = started
     while not check(await _pods(client)):
         now = time.monotonic()
-        if now - started > timeout:
-            raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
+        if now - started > limit:
+            raise RuntimeError(f"timed out after {limit:.0f} s waiting for {what}")
         if now - last_note >= 15:
             say(f"  still waiting for {what} ({now - started:.0f} s)")
             last_note = now
