@@ -17,9 +17,11 @@ import msgspec
 import orjson
 
 from kubesched.cache import Cache
+from kubesched.config import load
 from kubesched.config.types import ProfileConfig
 from kubesched.framework import FitError, NodeCursor, PodInfo, build_profile, schedule_pod
 from kubesched.model.objects import Node, Pod
+from kubesched.plugins.pool_ownership import StaticJobs
 from kubesched.plugins.registry import default_plugins, in_tree_registry
 
 
@@ -102,11 +104,11 @@ def bench_decode(n: int = 20000) -> float:
     return (time.process_time() - t0) / n
 
 
-def bench_cycle(num_nodes: int, num_pods: int) -> tuple[float, int]:
+def bench_cycle(num_nodes: int, num_pods: int, profile_config: ProfileConfig) -> tuple[float, int]:
     cache = Cache()
     for i in range(num_nodes):
         cache.add_node(node(i))
-    profile = build_profile(ProfileConfig("kubesched", default_plugins()), in_tree_registry())
+    profile = build_profile(profile_config, in_tree_registry(StaticJobs()))
     decoder = msgspec.json.Decoder(Pod)
     pods = [decoder.decode(pod_json(i)) for i in range(num_pods)]
     cursor, rng = NodeCursor(), random.Random(0)
@@ -129,10 +131,15 @@ def bench_cycle(num_nodes: int, num_pods: int) -> tuple[float, int]:
 
 def main() -> None:
     print(f"decode (msgspec, ~{len(pod_json(0))} B pod JSON): {bench_decode() * 1e6:.1f} µs/pod")
-    for num_nodes, num_pods in ((1000, 5000), (5000, 5000)):
-        per_pod, failed = bench_cycle(num_nodes, num_pods)
-        print(f"cycle at {num_nodes} nodes ({num_pods} pods, default plugins): "
-              f"{per_pod * 1e3:.3f} ms/pod" + (f", {failed} unschedulable" if failed else ""))
+    profiles = {
+        "kubesched default: kube-scheduler's plugins + CronJobPool": load(None).profiles[0],
+        "kube-scheduler's default plugins": ProfileConfig("kubesched", default_plugins()),
+    }
+    for label, profile_config in profiles.items():
+        for num_nodes, num_pods in ((1000, 5000), (5000, 5000)):
+            per_pod, failed = bench_cycle(num_nodes, num_pods, profile_config)
+            print(f"cycle at {num_nodes} nodes ({num_pods} pods, {label}): "
+                  f"{per_pod * 1e3:.3f} ms/pod" + (f", {failed} unschedulable" if failed else ""))
 
 
 if __name__ == "__main__":

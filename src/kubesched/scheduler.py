@@ -9,7 +9,6 @@ A cycle is synchronous code between two awaits, so nothing changes the cache whi
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import random
 import time
@@ -69,9 +68,7 @@ class Scheduler:
         self.jobs: Informer[Job] = job_informer(client, Handlers(self._job_changed, self._job_updated,
                                                                  self._job_deleted))
         # The pool plugin reads Jobs from this scheduler's informer, never from the API per pod.
-        registry: dict[str, PluginFactory] = {**in_tree_registry(),
-                    cronjob_pool.NAME: functools.partial(cronjob_pool.new_cronjob_pool, jobs=InformerJobs(self.jobs))}
-        registry = merge(registry, out_of_tree or {})
+        registry = merge(in_tree_registry(jobs=InformerJobs(self.jobs)), out_of_tree or {})
         self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry) for p in config.profiles}
         self.names = frozenset(self.profiles)
         self.rng = rng or random.Random()

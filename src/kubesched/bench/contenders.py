@@ -9,6 +9,7 @@ leader election).
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -24,7 +25,7 @@ from kubesched.localcluster import build, procs
 from kubesched.localcluster.http import get, tls_context
 from kubesched.localcluster.plane import Cluster
 
-from .procstat import Meter
+from .procstat import Meter, descendants
 
 NAMES = ("limit", "kube-scheduler", "kubesched")
 QPS = 5000
@@ -77,11 +78,10 @@ class Running:
         if self.proc.poll() is None:
             target = self.proc.pid
             if self._wrapper:
-                from .procstat import descendants
                 kids = [p for p in descendants(self.proc.pid) if p != self.proc.pid]
                 target = kids[0] if kids else self.proc.pid
             with contextlib.suppress(ProcessLookupError):
-                subprocess.run(["kill", "-TERM", str(target)], check=False)
+                os.kill(target, signal.SIGTERM)
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
 from kubesched.config.types import PluginRef
 from kubesched.framework.registry import Registry
 from kubesched.plugins import (
     balanced_allocation,
+    cronjob_pool,
     image_locality,
     node_affinity,
     node_name,
@@ -16,9 +19,12 @@ from kubesched.plugins import (
     scheduling_gates,
     taint_toleration,
 )
+from kubesched.plugins.pool_ownership import JobLookup
 
 
-def in_tree_registry() -> Registry:
+def in_tree_registry(jobs: JobLookup | None = None) -> Registry:
+    """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
+    informer); without it every owner Job counts as gone."""
     return {
         priority_sort.NAME: priority_sort.new,
         scheduling_gates.NAME: scheduling_gates.new,
@@ -30,22 +36,14 @@ def in_tree_registry() -> Registry:
         node_resources_fit.NAME: node_resources_fit.new,
         balanced_allocation.NAME: balanced_allocation.new,
         image_locality.NAME: image_locality.new,
+        cronjob_pool.NAME: functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
     }
 
 
 def default_plugins() -> dict[str, tuple[PluginRef, ...]]:
-    """kube-scheduler v1.37.2's default multiPoint list expanded to the extension points, in its
-    order, keeping the plugins kubesched implements (binding is DefaultBinder's, in the api layer)."""
-    return {
-        "preEnqueue": (PluginRef("SchedulingGates"),),
-        "queueSort": (PluginRef("PrioritySort"),),
-        "preFilter": (PluginRef("NodeName"), PluginRef("NodeUnschedulable"), PluginRef("TaintToleration"),
-                      PluginRef("NodeAffinity"), PluginRef("NodePorts"), PluginRef("NodeResourcesFit")),
-        "filter": (PluginRef("NodeName"), PluginRef("NodeUnschedulable"), PluginRef("TaintToleration"),
-                   PluginRef("NodeAffinity"), PluginRef("NodePorts"), PluginRef("NodeResourcesFit")),
-        "preScore": (PluginRef("TaintToleration"), PluginRef("NodeAffinity"), PluginRef("NodeResourcesFit"),
-                     PluginRef("NodeResourcesBalancedAllocation")),
-        "score": (PluginRef("TaintToleration", 3), PluginRef("NodeAffinity", 2),
-                  PluginRef("NodeResourcesFit", 1), PluginRef("NodeResourcesBalancedAllocation", 1),
-                  PluginRef("ImageLocality", 1)),
-    }
+    """kube-scheduler v1.37.2's default profile restricted to the plugins kubesched implements: kubesched's
+    own default (kubesched.config) without the CronJob pool, for comparisons with kube-scheduler."""
+    from kubesched.config import load  # the config package imports plugin args parsers from here
+
+    plugins = load(None).profiles[0].plugins
+    return {point: tuple(p for p in refs if p.name != cronjob_pool.NAME) for point, refs in plugins.items() if refs}

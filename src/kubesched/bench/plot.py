@@ -1,0 +1,50 @@
+"""The PNG of pods bound over time, one line per run, a colour per contender.
+
+matplotlib is imported here only, when a plot is asked for; without it the bench still runs and
+says the PNG was skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .report import RunResult
+
+COLOURS = {"limit": "#7f7f7f", "kube-scheduler": "#1f77b4", "kubesched": "#d62728"}
+
+
+def available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def bound_over_time(results: list[RunResult], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display here; must precede pyplot's import
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
+    labelled: set[str] = set()
+    for r in results:
+        if not r.curve:
+            continue
+        xs = [p[0] for p in r.curve]
+        ys = [p[1] for p in r.curve]
+        label = None if r.contender in labelled else r.contender
+        labelled.add(r.contender)
+        ax.plot(xs, ys, color=COLOURS.get(r.contender, "black"), linewidth=1.4,
+                linestyle="-" if r.round == 1 else (0, (4, 1 + r.round)), label=label)
+        ax.annotate(f"{r.pods_per_s:.0f}/s", (xs[-1], ys[-1]), fontsize=7, color=COLOURS.get(r.contender, "black"),
+                    xytext=(3, -3 * r.round), textcoords="offset points")
+    ax.set_xlabel("seconds since the contender started")
+    ax.set_ylabel("pods bound")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
