@@ -27,9 +27,9 @@ class _Container(msgspec.Struct):
 
 
 class _PodSpec(msgspec.Struct):
-    nodeName: str = ""  # noqa: N815 - the API's spelling
+    nodeName: str = ""
     containers: list[_Container] = []
-    initContainers: list[_Container] = []  # noqa: N815
+    initContainers: list[_Container] = []
 
 
 class _PodStatus(msgspec.Struct):

@@ -35,8 +35,8 @@ QPS = 5000
 class RunContext:
     cluster: Cluster
     scheduler_name: str
-    workdir: Path  # this run's own directory for logs, configs and profiles
-    profile: bool = False
+    workdir: Path  # this run's own directory for logs and configs
+    profile_to: Path | None = None  # profile kubesched into this file (suffix chosen by the profiler)
 
 
 class Running:
@@ -131,15 +131,15 @@ def start_kubesched(ctx: RunContext) -> Running:
                 "--log-format=json"]
     profile_path: Path | None = None
     wrapper = False
-    if not ctx.profile:
+    if ctx.profile_to is None:
         args = [sys.executable, "-m", "kubesched", *run_args]
     elif (py_spy := shutil.which("py-spy")) is not None:
-        profile_path = ctx.workdir / "kubesched-profile.speedscope.json"
+        profile_path = ctx.profile_to.with_suffix(".speedscope.json")
         args = [py_spy, "record", "--format=speedscope", f"--output={profile_path}", "--rate=200", "--",
                 sys.executable, "-m", "kubesched", *run_args]
         wrapper = True
     else:
-        profile_path = ctx.workdir / "kubesched.prof"
+        profile_path = ctx.profile_to.with_suffix(".prof")
         args = [sys.executable, "-m", "cProfile", "-o", str(profile_path), "-m", "kubesched", *run_args]
     return Running("kubesched", args, ctx.workdir / "kubesched.log", lambda r: "caches synced" in r.log(),
                    wrapper=wrapper, profile_path=profile_path)

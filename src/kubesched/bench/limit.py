@@ -33,11 +33,11 @@ class _Meta(msgspec.Struct):
     name: str = ""
     namespace: str = ""
     uid: str = ""
-    resourceVersion: str = ""  # noqa: N815 - the API's spelling
+    resourceVersion: str = ""
 
 
 class _Spec(msgspec.Struct):
-    nodeName: str = ""  # noqa: N815
+    nodeName: str = ""
 
 
 class _Pod(msgspec.Struct):
@@ -46,7 +46,7 @@ class _Pod(msgspec.Struct):
 
 
 class _ListMeta(msgspec.Struct):
-    resourceVersion: str = ""  # noqa: N815
+    resourceVersion: str = ""
     continue_: str = msgspec.field(default="", name="continue")
 
 

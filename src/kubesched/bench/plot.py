@@ -6,6 +6,8 @@ says the PNG was skipped.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from pathlib import Path
 
 from .report import RunResult
@@ -14,18 +16,13 @@ COLOURS = {"limit": "#7f7f7f", "kube-scheduler": "#1f77b4", "kubesched": "#d6272
 
 
 def available() -> bool:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def bound_over_time(results: list[RunResult], path: Path, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display here; must precede pyplot's import
-    import matplotlib.pyplot as plt
+    # Imported by name: matplotlib is optional, so mypy must not require its stubs.
+    importlib.import_module("matplotlib").use("Agg")  # no display here; must precede pyplot's import
+    plt = importlib.import_module("matplotlib.pyplot")
 
     fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
     labelled: set[str] = set()

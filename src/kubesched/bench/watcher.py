@@ -25,11 +25,11 @@ log = logging.getLogger(__name__)
 
 class _Meta(msgspec.Struct):
     name: str = ""
-    resourceVersion: str = ""  # noqa: N815 - the API's spelling
+    resourceVersion: str = ""
 
 
 class _Spec(msgspec.Struct):
-    nodeName: str = ""  # noqa: N815
+    nodeName: str = ""
 
 
 class _Pod(msgspec.Struct):
@@ -38,7 +38,7 @@ class _Pod(msgspec.Struct):
 
 
 class _ListMeta(msgspec.Struct):
-    resourceVersion: str = ""  # noqa: N815
+    resourceVersion: str = ""
     # `continue` is a Python keyword
     continue_: str = msgspec.field(default="", name="continue")
 

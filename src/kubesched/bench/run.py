@@ -1,0 +1,187 @@
+"""One run = one fresh plane, one contender, measured until every pod is bound; then the plane goes.
+
+Rounds interleave the contenders (round 1: limit, kube-scheduler, kubesched; round 2: the same),
+so a slow patch of the machine hits all of them rather than one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kubesched.api import ApiClient, load_config
+from kubesched.localcluster import plane
+from kubesched.localcluster.topology import uniform
+
+from . import capacity, stats, workload
+from .contenders import STARTERS, RunContext, Running
+from .report import RunResult
+from .watcher import Watcher
+
+Progress = Callable[[str], None]
+PLANE_PREFIX = "kubesched-bench-"
+READY_TIMEOUT = 120.0
+TICK = 0.5
+
+
+@dataclass
+class Options:
+    nodes: int
+    pods: int
+    rounds: int
+    contenders: list[str]
+    mode: str  # "batch" or "steady"
+    rate: float
+    out: Path
+    profile: bool = False
+    timeout: float | None = None
+
+    def run_timeout(self) -> float:
+        if self.timeout is not None:
+            return self.timeout
+        # Generous: a tenth of the slowest rate seen here, plus start-up.
+        per_pod = 1 / 20 if self.mode == "batch" else 1 / self.rate + 1 / 20
+        return 120 + self.pods * per_pod
+
+
+def remove_stale_planes(progress: Progress) -> None:
+    for c in plane.list_clusters():
+        if c.name.startswith(PLANE_PREFIX) and c.owner_pid and not os.path.exists(f"/proc/{c.owner_pid}"):
+            progress(f"removing stale bench plane {c.name}")
+            plane.down(c.name, progress)
+
+
+def run_all(opts: Options, progress: Progress) -> list[RunResult]:
+    remove_stale_planes(progress)
+    results: list[RunResult] = []
+    for rnd in range(1, opts.rounds + 1):
+        for name in opts.contenders:
+            progress(f"round {rnd}/{opts.rounds}: {name} ({opts.nodes} nodes, {opts.pods} pods, {opts.mode})")
+            result = run_one(name, rnd, opts, progress)
+            results.append(result)
+            progress(f"round {rnd}/{opts.rounds}: {name}: {result.bound}/{result.pods} bound, "
+                     f"{result.pods_per_s:.1f} pods/s, {result.cpu_ms_per_pod:.2f} ms CPU a pod, "
+                     f"peak RSS {result.peak_rss_mb:.0f} MB" + (f"; ERROR: {result.error}" if result.error else ""))
+    return results
+
+
+def run_one(contender: str, rnd: int, opts: Options, progress: Progress) -> RunResult:
+    name = f"{PLANE_PREFIX}{os.getpid()}-{contender}-{rnd}"
+    workdir = opts.out / f"{contender}-{rnd}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    result = RunResult(contender=contender, round=rnd, mode=opts.mode, nodes=opts.nodes, pods=opts.pods)
+    started = time.monotonic()
+
+    def plane_progress(msg: str) -> None:
+        if "ready in" in msg or "failed" in msg or "stale" in msg:
+            progress(f"  plane: {msg}")
+
+    cluster = plane.up(name, uniform(opts.nodes), default_scheduler=False, progress=plane_progress)
+    try:
+        profile_to = opts.out / f"kubesched-{rnd}-profile" if opts.profile and contender == "kubesched" else None
+        ctx = RunContext(cluster, f"bench-{contender}", workdir, profile_to)
+        asyncio.run(_measure(contender, ctx, opts, result, progress))
+    except Exception as e:
+        result.error = f"{type(e).__name__}: {e}"
+    finally:
+        plane.down(name, plane_progress)
+    progress(f"  run took {time.monotonic() - started:.0f} s in all")
+    return result
+
+
+async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunResult, progress: Progress) -> None:
+    created: dict[str, float] = {}
+
+    def on_created(pod: str, t: float) -> None:
+        created[pod] = t
+        if opts.mode == "batch" and (len(created) % 2000 == 0 or len(created) == opts.pods):
+            progress(f"  {len(created)}/{opts.pods} pods created")
+
+    names = workload.pod_names(opts.pods)
+    async with ApiClient(load_config(ctx.cluster.kubeconfig), qps=-1, burst=0, max_connections=40,
+                         user_agent="kubesched-bench") as client:
+        await workload.create_namespace(client)
+        watcher = Watcher(client)
+        if opts.mode == "batch":
+            await workload.create_all(client, names, ctx.scheduler_name, on_created)
+            await watcher.start()
+            result.bound_before_watch = watcher.bound_before_start
+            running = STARTERS[contender](ctx)
+        else:
+            await watcher.start()
+            running = STARTERS[contender](ctx)
+            await _wait_ready(running)
+        creator: asyncio.Task[None] | None = None
+        try:
+            if opts.mode == "steady":
+                progress(f"  {contender} ready after {time.monotonic() - running.started:.1f} s; "
+                         f"creating {opts.pods} pods at {opts.rate:g}/s")
+                creator = asyncio.create_task(
+                    workload.create_steadily(client, names, ctx.scheduler_name, opts.rate, on_created))
+            await _wait_bound(running, watcher, opts, progress)
+        finally:
+            if creator is not None and not creator.done():
+                creator.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await creator
+            result.exit_code = await asyncio.to_thread(running.stop)
+            await watcher.stop()
+            _fill(result, running, watcher, created)
+        report = await capacity.check(client)
+        result.overcommitted = report.overcommitted
+        result.max_pods_on_a_node = report.max_pods_on_a_node
+
+
+async def _wait_ready(running: Running) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while not await asyncio.to_thread(running.ready):
+        running.check_alive()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{running.name} not ready within {READY_TIMEOUT:.0f} s (log {running.log_path})")
+        await asyncio.sleep(0.1)
+
+
+async def _wait_bound(running: Running, watcher: Watcher, opts: Options, progress: Progress) -> None:
+    deadline = running.started + opts.run_timeout()
+    last_report = running.started
+    last_count = 0
+    while len(watcher.bound_at) < opts.pods:
+        await asyncio.sleep(TICK)
+        running.meter.sample()
+        running.check_alive()
+        now = time.monotonic()
+        if now - last_report >= 5:
+            count = len(watcher.bound_at)
+            progress(f"  {running.name}: {count}/{opts.pods} bound "
+                     f"(+{(count - last_count) / (now - last_report):.0f}/s)")
+            last_report, last_count = now, count
+        if now > deadline:
+            raise TimeoutError(f"only {len(watcher.bound_at)}/{opts.pods} pods bound after "
+                               f"{now - running.started:.0f} s (log {running.log_path})")
+
+
+def _fill(result: RunResult, running: Running, watcher: Watcher, created: dict[str, float]) -> None:
+    times = list(watcher.bound_at.values())
+    result.bound = len(times)
+    result.all_bound = result.bound >= result.pods
+    tp = stats.throughput(times)
+    result.pods_per_s, result.avg, result.p50, result.p90, result.p99 = tp.pods_per_s, tp.avg, tp.p50, tp.p90, tp.p99
+    result.samples = tp.samples
+    if times:
+        result.first_bind_s = min(times) - running.started
+        result.elapsed_s = max(times) - running.started
+    result.curve = stats.bound_curve(times, running.started)
+    result.cpu_s = running.meter.cpu_seconds
+    result.cpu_ms_per_pod = result.cpu_s * 1000 / result.bound if result.bound else 0.0
+    result.peak_rss_mb = running.meter.peak_rss_bytes / 2**20
+    result.log = str(running.log_path)
+    if running.profile_path is not None:
+        result.profile = str(running.profile_path)
+    if result.mode == "steady":
+        lat = stats.latency([t - created[n] for n, t in watcher.bound_at.items() if n in created])
+        result.latency_p50_ms, result.latency_p99_ms, result.latency_max_ms = lat.p50_ms, lat.p99_ms, lat.max_ms
