@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -84,14 +83,16 @@ def bench(nodes: int, pods: int, rounds: int, contenders: list[str], mode: str, 
     results = run_all(opts, progress)
     click.echo(table(results))
     options = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(opts).items()}
-    options["command"] = " ".join(["kubesched", "bench", *sys.argv[2:]]) if len(sys.argv) > 1 else "kubesched bench"
+    options["command"] = (f"kubesched bench --nodes {nodes} --pods {pods} --rounds {rounds} "
+                          f"--contenders {','.join(contenders)} --mode {mode}"
+                          + (f" --rate {rate:g}" if mode == "steady" else ""))
     json_path = out / "bench.json"
     write_json(json_path, results, options)
     click.echo(f"JSON: {json_path}")
     if plot.available():
         png = out / "bound-over-time.png"
         plot.bound_over_time(results, png, f"pods bound over time: {nodes} nodes, {pods} pods, {mode} "
-                             f"({', '.join(contenders)})")
+                             f"({', '.join(contenders)})", steady=mode == "steady")
         click.echo(f"PNG: {png}")
     else:
         click.echo("PNG skipped: matplotlib is not installed (uv add matplotlib)")

@@ -19,7 +19,7 @@ def available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def bound_over_time(results: list[RunResult], path: Path, title: str) -> None:
+def bound_over_time(results: list[RunResult], path: Path, title: str, steady: bool = False) -> None:
     # Imported by name: matplotlib is optional, so mypy must not require its stubs.
     importlib.import_module("matplotlib").use("Agg")  # no display here; must precede pyplot's import
     plt = importlib.import_module("matplotlib.pyplot")
@@ -37,7 +37,8 @@ def bound_over_time(results: list[RunResult], path: Path, title: str) -> None:
                 linestyle="-" if r.round == 1 else (0, (4, 1 + r.round)), label=label)
         ax.annotate(f"{r.pods_per_s:.0f}/s", (xs[-1], ys[-1]), fontsize=7, color=COLOURS.get(r.contender, "black"),
                     xytext=(3, -3 * r.round), textcoords="offset points")
-    ax.set_xlabel("seconds since the contender started")
+    ax.set_xlabel("seconds since the first pod was created (the contender ready)" if steady
+                  else "seconds since the contender started (all pods pending)")
     ax.set_ylabel("pods bound")
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)

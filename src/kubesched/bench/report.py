@@ -20,6 +20,7 @@ class RunResult:
     pods: int
     bound: int = 0
     all_bound: bool = False
+    ready_s: float | None = None  # steady mode: contender start -> ready, when pods begin to arrive
     first_bind_s: float = 0.0  # contender start -> first pod seen bound
     elapsed_s: float = 0.0  # contender start -> last pod seen bound
     pods_per_s: float = 0.0  # bound pods / (last bind - first bind)
@@ -41,7 +42,8 @@ class RunResult:
     profile: str = ""
     log: str = ""
     samples: list[int] = field(default_factory=list)
-    curve: list[tuple[float, int]] = field(default_factory=list)  # (s since start, bound)
+    # (seconds, pods bound so far), from the contender's start (batch) or the first pod's creation (steady)
+    curve: list[tuple[float, int]] = field(default_factory=list)
 
     @property
     def correct(self) -> bool:

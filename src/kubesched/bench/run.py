@@ -19,7 +19,7 @@ from kubesched.localcluster import plane
 from kubesched.localcluster.topology import uniform
 
 from . import capacity, stats, workload
-from .contenders import STARTERS, RunContext, Running
+from .contenders import STARTERS, RunContext, Running, warm_bytecode
 from .report import RunResult
 from .watcher import Watcher
 
@@ -58,6 +58,8 @@ def remove_stale_planes(progress: Progress) -> None:
 
 def run_all(opts: Options, progress: Progress) -> list[RunResult]:
     remove_stale_planes(progress)
+    if {"limit", "kubesched"} & set(opts.contenders):
+        warm_bytecode()
     results: list[RunResult] = []
     for rnd in range(1, opts.rounds + 1):
         for name in opts.contenders:
@@ -116,6 +118,7 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             await watcher.start()
             running = STARTERS[contender](ctx)
             await _wait_ready(running)
+            result.ready_s = time.monotonic() - running.started
         creator: asyncio.Task[None] | None = None
         try:
             if opts.mode == "steady":
@@ -175,7 +178,8 @@ def _fill(result: RunResult, running: Running, watcher: Watcher, created: dict[s
     if times:
         result.first_bind_s = min(times) - running.started
         result.elapsed_s = max(times) - running.started
-    result.curve = stats.bound_curve(times, running.started)
+    origin = min(created.values()) if result.mode == "steady" and created else running.started
+    result.curve = stats.bound_curve(times, origin)
     result.cpu_s = running.meter.cpu_seconds
     result.cpu_ms_per_pod = result.cpu_s * 1000 / result.bound if result.bound else 0.0
     result.peak_rss_mb = running.meter.peak_rss_bytes / 2**20
