@@ -9,7 +9,7 @@ import signal
 
 import click
 
-from . import logs
+from . import logs, metrics
 from .api import ApiClient, ClusterConfig, KubeconfigError, load_config
 from .config import ConfigError, load
 from .config.types import SchedulerConfig
@@ -33,10 +33,13 @@ log = logging.getLogger("kubesched")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
               show_default=True)
+@click.option("--serve-address", default="", metavar="HOST:PORT",
+              help="Serve /healthz, /livez, /readyz and /metrics (Prometheus) over HTTP here, "
+                   "e.g. 127.0.0.1:10260 (default: not served).")
 @click.option("--binds-in-flight", type=click.IntRange(1, 1024), default=64, show_default=True,
               help="Bindings sent concurrently (each on its own keep-alive HTTP/1.1 connection).")
 def run(kubeconfig: str | None, context: str | None, config_path: str | None, scheduler_name: str | None,
-        log_format: str, log_level: str, binds_in_flight: int) -> None:
+        log_format: str, log_level: str, serve_address: str, binds_in_flight: int) -> None:
     """Watch pods that name this scheduler in spec.schedulerName, choose a node for each by
     kube-scheduler's rules, and bind it.
 
@@ -58,11 +61,19 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
         cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
     except KubeconfigError as exc:
         raise click.ClickException(str(exc)) from None
+    if serve_address and not _valid_address(serve_address):
+        raise click.BadParameter(f"{serve_address!r}: expected HOST:PORT, e.g. 127.0.0.1:10260",
+                                 param_hint="--serve-address")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(cluster, config, binds_in_flight))
+        asyncio.run(serve(cluster, config, binds_in_flight, serve_address))
 
 
-async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight: int) -> None:
+def _valid_address(address: str) -> bool:
+    _, sep, port = address.rpartition(":")
+    return bool(sep) and port.isdigit() and 0 <= int(port) < 65536
+
+
+async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight: int, address: str = "") -> None:
     conn = config.client_connection
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
                          max_connections=binds_in_flight + 8) as client:
@@ -78,9 +89,12 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal, sig)
         log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names)})
+        runner = await metrics.serve(address, scheduler.metrics, scheduler.ready.is_set) if address else None
         try:
             await scheduler.run()
         finally:
+            if runner is not None:
+                await runner.cleanup()
             if stopping:
                 await stopping[0]
             for sig in (signal.SIGTERM, signal.SIGINT):

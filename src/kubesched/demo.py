@@ -77,6 +77,8 @@ async def _run(cluster: plane.Cluster, say: Say, wait_cronjob: bool) -> None:
             "kind-worker3 is the CronJob pool; tier=control gets nothing)")
         say("applying the seed's manifests unchanged: examples/seed/nginx-deployment.yaml, examples/seed/cronjobs.yaml")
         _kubectl(cluster, "apply", "-f", str(EXAMPLES / "seed"))
+        say("and one CronJob of our own without any nodeSelector: examples/demo/report-cronjob.yaml")
+        _kubectl(cluster, "apply", "-f", str(EXAMPLES / "demo" / "report-cronjob.yaml"))
         await _wait("the 3 nginx pods to be bound",
                     lambda pods: sum(1 for p in pods if p.metadata.labels.get("app") == "nginx"
                                      and p.spec.node_name) == 3, client, say, 60)
@@ -84,7 +86,7 @@ async def _run(cluster: plane.Cluster, say: Say, wait_cronjob: bool) -> None:
             wait = 120 - time.time() % 120
             say(f"waiting for the CronJobs (*/2 * * * *) to fire: about {wait:.0f} s")
             await _wait("the CronJobs' pods to be bound",
-                        lambda pods: sum(1 for p in pods if _owner_kind(p) == "Job" and p.spec.node_name) >= 3,
+                        lambda pods: sum(1 for p in pods if _owner_kind(p) == "Job" and p.spec.node_name) >= 4,
                         client, say, wait + 60)
         await scheduler.stop()
         await task

@@ -37,6 +37,7 @@ from kubesched.framework.registry import PluginFactory, merge
 from kubesched.framework.schedule import NodeCursor, schedule_pod
 from kubesched.framework.status import SchedulingError
 from kubesched.framework.types import PodInfo
+from kubesched.metrics import Metrics
 from kubesched.model.objects import Job, Node, Pod
 from kubesched.plugins import cronjob_pool
 from kubesched.plugins.pool_ownership import InformerJobs
@@ -82,6 +83,7 @@ class Scheduler:
         self.conditions = ConditionWriter(client)
         self.binds = TaskSet()
         self.stats = Stats()
+        self.metrics = Metrics(sorted(self.profiles), self.queue.pending_counts)
         self.pods: Informer[Pod] = pod_informer(client, Handlers(self._pod_added, self._pod_updated,
                                                                  self._pod_deleted), POD_FIELD_SELECTOR)
         self.nodes: Informer[Node] = node_informer(client, Handlers(self._node_added, self._node_updated,
@@ -200,12 +202,16 @@ class Scheduler:
                                   percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score)
         except SchedulingError as exc:
             self.stats.errors += 1
+            self.metrics.error[profile.scheduler_name].inc()
             self._failed(info, profile, str(exc), reason="SchedulerError")
             return
         finally:
-            self.stats.cycle_seconds += time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            self.stats.cycle_seconds += elapsed
+            self.metrics.algorithm.observe(elapsed)
         if isinstance(result, FitError):
             self.stats.unschedulable += 1
+            self.metrics.unschedulable[profile.scheduler_name].inc()
             info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
             self._failed(info, profile, result.message(), reason="Unschedulable")
             return
@@ -225,9 +231,12 @@ class Scheduler:
 
     async def _bind(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile) -> None:
         pod = info.pod
+        started = time.perf_counter()
         outcome = await self.binder.bind(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, node)
+        self.metrics.binding.observe(time.perf_counter() - started)
         if outcome.result is BindResult.BOUND:
             self.stats.scheduled += 1
+            self.metrics.scheduled[profile.scheduler_name].inc()
             self.queue.done(info.uid)
             self.events.scheduled(pod, node, controller=profile.scheduler_name)
             log.debug("bound", extra={"pod": pod_info.key, "node": node})

@@ -189,6 +189,7 @@ def test_too_big_pod_waits_with_kube_scheduler_message_then_takes_a_new_node(
         assert wait_bound(plane, ns, "ours", timeout=15) == node
         elapsed = time.monotonic() - added
         assert elapsed < 5, f"kubesched bound the pod {elapsed:.1f} s after a node that fits it was added"
+        print(f"\nbound {elapsed:.1f} s after the node was added", flush=True)
         assert wait_bound(plane, ns, "ref", timeout=15) == node
         scheduled = wait_event(plane, ns, "ours", "Scheduled")
         assert scheduled["note"] == f"Successfully assigned {ns}/ours to {node}"

@@ -34,6 +34,7 @@ class RunResult:
     cpu_s: float = 0.0
     cpu_ms_per_pod: float = 0.0
     peak_rss_mb: float = 0.0
+    harness_cpu_s: float = 0.0  # the bench's own CPU (watcher, creator) while the contender ran
     overcommitted: dict[str, list[str]] = field(default_factory=dict)
     max_pods_on_a_node: int = 0
     bound_before_watch: int = 0  # pods already bound when the watcher listed: must be 0

@@ -120,6 +120,7 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             await _wait_ready(running)
             result.ready_s = time.monotonic() - running.started
         creator: asyncio.Task[None] | None = None
+        harness_cpu = time.process_time()
         try:
             if opts.mode == "steady":
                 progress(f"  {contender} ready after {time.monotonic() - running.started:.1f} s; "
@@ -128,6 +129,7 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
                     workload.create_steadily(client, names, ctx.scheduler_name, opts.rate, on_created))
             await _wait_bound(running, watcher, opts, progress)
         finally:
+            result.harness_cpu_s = time.process_time() - harness_cpu
             if creator is not None and not creator.done():
                 creator.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
