@@ -1,0 +1,48 @@
+"""deploy/rbac.yaml gives kubesched every right it uses: run it with the service account's token."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from .conftest import KubeschedProcess
+from .kube import Kube, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
+                                            start_kubesched: Callable[..., KubeschedProcess]) -> None:
+    plane.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac.yaml"))
+    token = plane.create("/api/v1/namespaces/kube-system/serviceaccounts/kubesched/token",
+                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                          "spec": {"expirationSeconds": 3600}})["status"]["token"]
+    ca = (Path(plane.cluster.dir) / "pki" / "ca.crt").read_bytes()
+    kubeconfig = tmp_path / "sa.kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
+        "clusters": [{"name": "c", "cluster": {"server": plane.server,
+                                               "certificate-authority-data": base64.b64encode(ca).decode()}}],
+        "users": [{"name": "kubesched", "user": {"token": token}}],
+        "contexts": [{"name": "sa", "context": {"cluster": "c", "user": "kubesched"}}],
+    }))
+    proc = start_kubesched(f"--kubeconfig={kubeconfig}", "--scheduler-name=rbac-sched")
+    ns = plane.namespace("rbac")
+    for name, cpu in (("fits", "100m"), ("too-big", "64")):
+        plane.create(f"/api/v1/namespaces/{ns}/pods", {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"schedulerName": "rbac-sched",
+                     "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}]}})
+    wait_for("the pod bound", lambda: plane.get(f"/api/v1/namespaces/{ns}/pods/fits")["spec"].get("nodeName"))
+    wait_for("the Unschedulable condition", lambda: any(
+        c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"
+        for c in plane.get(f"/api/v1/namespaces/{ns}/pods/too-big")["status"].get("conditions", [])))
+    events = wait_for("both events", lambda: (
+        items if len(items := plane.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"]) >= 2 else None))
+    assert {e["reason"] for e in events} == {"Scheduled", "FailedScheduling"}
+    log = proc.log()
+    assert "forbidden" not in log.lower(), log
+    assert " 403" not in log, log
