@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from . import __version__
+from .cli_bench import bench
 from .cli_cluster import cluster
 from .cli_pool import pool
 from .cli_run import run
@@ -43,3 +44,4 @@ def demo(keep: bool, no_wait_cronjob: bool) -> None:
 main.add_command(run)
 main.add_command(cluster)
 main.add_command(pool)
+main.add_command(bench)

@@ -7,6 +7,7 @@ pause pods and for most pods.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -32,12 +33,20 @@ class _PodSpec(msgspec.Struct):
     initContainers: list[_Container] = []
 
 
+class _Condition(msgspec.Struct):
+    type: str = ""
+    status: str = ""
+    lastTransitionTime: str = ""
+
+
 class _PodStatus(msgspec.Struct):
     phase: str = ""
+    conditions: list[_Condition] = []
 
 
 class _Meta(msgspec.Struct):
     name: str = ""
+    namespace: str = ""
 
 
 class _Pod(msgspec.Struct):
@@ -69,6 +78,9 @@ class CapacityReport:
     bound_pods: int = 0
     overcommitted: dict[str, list[str]] = field(default_factory=dict)  # node -> resources over
     max_pods_on_a_node: int = 0
+    # PodScheduled=True transition times of the bench's pods, as the apiserver stamped them
+    # (whole seconds): a cross-check of the watcher's clock that no watch delay can skew.
+    scheduled_at: list[float] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -87,7 +99,14 @@ def _requests(pod: _Pod) -> dict[str, int]:
     return total
 
 
-async def check(client: ApiClient) -> CapacityReport:
+def _scheduled_time(pod: _Pod) -> float | None:
+    for c in pod.status.conditions:
+        if c.type == "PodScheduled" and c.status == "True" and c.lastTransitionTime:
+            return dt.datetime.fromisoformat(c.lastTransitionTime.replace("Z", "+00:00")).timestamp()
+    return None
+
+
+async def check(client: ApiClient, namespace: str) -> CapacityReport:
     node_items = msgspec.json.decode(await client.get("/api/v1/nodes"), type=_NodeList).items
     pods = msgspec.json.decode(await client.get("/api/v1/pods"), type=_PodList).items
     used: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -96,6 +115,10 @@ async def check(client: ApiClient) -> CapacityReport:
         if not pod.spec.nodeName or pod.status.phase in ("Succeeded", "Failed"):
             continue
         report.bound_pods += 1
+        if pod.metadata.namespace == namespace:
+            when = _scheduled_time(pod)
+            if when is not None:
+                report.scheduled_at.append(when)
         for name, amount in _requests(pod).items():
             used[pod.spec.nodeName][name] += amount
     for node in node_items:

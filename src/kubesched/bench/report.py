@@ -24,6 +24,7 @@ class RunResult:
     first_bind_s: float = 0.0  # contender start -> first pod seen bound
     elapsed_s: float = 0.0  # contender start -> last pod seen bound
     pods_per_s: float = 0.0  # bound pods / (last bind - first bind)
+    server_pods_per_s: float = 0.0  # from the apiserver's PodScheduled times (1 s resolution)
     avg: float = 0.0  # mean of the per-second samples (scheduler_perf's Average)
     p50: float = 0.0
     p90: float = 0.0
@@ -127,14 +128,15 @@ def _fmt_lat(v: float | None) -> str:
 
 def table(results: list[RunResult]) -> str:
     steady = any(r.mode == "steady" for r in results)
-    head = (f"{'contender':<15}{'round':>6}{'bound':>13}{'pods/s':>9}{'avg':>8}{'p50':>7}{'p90':>7}{'p99':>7}"
+    head = (f"{'contender':<15}{'round':>6}{'bound':>13}{'pods/s':>9}{'srv/s':>7}{'avg':>8}"
+            f"{'p50':>7}{'p90':>7}{'p99':>7}"
             f"{'1st bind s':>11}{'cpu s':>8}{'ms/pod':>8}{'rss MB':>8}"
             + (f"{'lat p50':>9}{'lat p99':>9}" if steady else "") + "  check")
     lines = [head, "-" * len(head)]
     for r in results:
         check = verdict(r)
         lines.append(
-            f"{r.contender:<15}{r.round:>6}{f'{r.bound}/{r.pods}':>13}{r.pods_per_s:>9.1f}{r.avg:>8.1f}"
+            f"{r.contender:<15}{r.round:>6}{f'{r.bound}/{r.pods}':>13}{r.pods_per_s:>9.1f}{r.server_pods_per_s:>7.0f}{r.avg:>8.1f}"
             f"{r.p50:>7.0f}{r.p90:>7.0f}{r.p99:>7.0f}{r.first_bind_s:>11.2f}{r.cpu_s:>8.1f}{r.cpu_ms_per_pod:>8.2f}"
             f"{r.peak_rss_mb:>8.0f}"
             + (f"{_fmt_lat(r.latency_p50_ms):>9}{_fmt_lat(r.latency_p99_ms):>9}" if steady else "")

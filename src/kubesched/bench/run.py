@@ -137,9 +137,10 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             result.exit_code = await asyncio.to_thread(running.stop)
             await watcher.stop()
             _fill(result, running, watcher, created)
-        report = await capacity.check(client)
+        report = await capacity.check(client, workload.NAMESPACE)
         result.overcommitted = report.overcommitted
         result.max_pods_on_a_node = report.max_pods_on_a_node
+        result.server_pods_per_s = stats.server_rate(report.scheduled_at)
 
 
 async def _wait_ready(running: Running) -> None:

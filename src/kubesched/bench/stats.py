@@ -81,3 +81,11 @@ def bound_curve(bound_times: Sequence[float], start: float, step: float = 0.25) 
         if t >= end:
             return out
         t += step
+
+
+def server_rate(scheduled_at: Sequence[float]) -> float:
+    """Pods over the span of the apiserver's PodScheduled times. Those have whole-second
+    resolution, so the span is widened by one second: a lower bound, close for long runs."""
+    if not scheduled_at:
+        return 0.0
+    return len(scheduled_at) / (max(scheduled_at) - min(scheduled_at) + 1)
