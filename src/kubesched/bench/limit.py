@@ -25,46 +25,21 @@ import orjson
 from kubesched.api import ApiClient, load_config
 from kubesched.api.binder import binding_body
 from kubesched.api.events import micro_time
+from kubesched.bench.slim import Meta, Pod, PodList
 
 CONNECTIONS = 64
 
 
-class _Meta(msgspec.Struct):
-    name: str = ""
-    namespace: str = ""
-    uid: str = ""
-    resourceVersion: str = ""
-
-
-class _Spec(msgspec.Struct):
-    nodeName: str = ""
-
-
-class _Pod(msgspec.Struct):
-    metadata: _Meta = msgspec.field(default_factory=_Meta)
-    spec: _Spec = msgspec.field(default_factory=_Spec)
-
-
-class _ListMeta(msgspec.Struct):
-    resourceVersion: str = ""
-    continue_: str = msgspec.field(default="", name="continue")
-
-
-class _PodList(msgspec.Struct):
-    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[_Pod] = []
-
-
 class _NodeList(msgspec.Struct):
-    items: list[_Pod] = []  # only metadata.name is read
+    items: list[Pod] = []  # only metadata.name is read
 
 
 class _Event(msgspec.Struct):
     type: str
-    object: _Pod
+    object: Pod
 
 
-def scheduled_event(pod: _Meta, node: str, controller: str, instance: str) -> bytes:
+def scheduled_event(pod: Meta, node: str, controller: str, instance: str) -> bytes:
     now = time.time()
     return orjson.dumps({
         "apiVersion": "events.k8s.io/v1", "kind": "Event",
@@ -82,7 +57,7 @@ class LimitBinder:
         self.client = client
         self.scheduler_name = scheduler_name
         self.instance = f"{scheduler_name}-{socket.gethostname()}"
-        self.queue: asyncio.Queue[_Meta] = asyncio.Queue()
+        self.queue: asyncio.Queue[Meta] = asyncio.Queue()
         self.bound = 0
         self.failed = 0
         self._nodes: Iterator[str] = iter(())
@@ -102,10 +77,10 @@ class LimitBinder:
         params: dict[str, str | int] = {"fieldSelector": selector, "limit": 1000}
         rv = ""
         while True:
-            page = msgspec.json.decode(await self.client.get("/api/v1/pods", params), type=_PodList)
+            page = msgspec.json.decode(await self.client.get("/api/v1/pods", params), type=PodList)
             for pod in page.items:
                 self.queue.put_nowait(pod.metadata)
-            rv = rv or page.metadata.resourceVersion
+            rv = rv or page.metadata.resource_version
             if not page.metadata.continue_:
                 return rv
             params["continue"] = page.metadata.continue_

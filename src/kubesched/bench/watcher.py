@@ -17,35 +17,11 @@ from collections.abc import Callable
 import msgspec
 
 from kubesched.api import ApiClient, ApiConnectionError, ApiError
+from kubesched.bench.slim import Pod, PodList
 
 from .workload import NAMESPACE
 
 log = logging.getLogger(__name__)
-
-
-class _Meta(msgspec.Struct):
-    name: str = ""
-    resourceVersion: str = ""
-
-
-class _Spec(msgspec.Struct):
-    nodeName: str = ""
-
-
-class _Pod(msgspec.Struct):
-    metadata: _Meta = msgspec.field(default_factory=_Meta)
-    spec: _Spec = msgspec.field(default_factory=_Spec)
-
-
-class _ListMeta(msgspec.Struct):
-    resourceVersion: str = ""
-    # `continue` is a Python keyword
-    continue_: str = msgspec.field(default="", name="continue")
-
-
-class _PodList(msgspec.Struct):
-    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[_Pod] = []
 
 
 class _Event(msgspec.Struct):
@@ -73,9 +49,9 @@ class Watcher:
         self._rv = ""
         self._task: asyncio.Task[None] | None = None
         self._watching = asyncio.Event()
-        self._list = msgspec.json.Decoder(_PodList)
+        self._list = msgspec.json.Decoder(PodList)
         self._event = msgspec.json.Decoder(_Event)
-        self._pod = msgspec.json.Decoder(_Pod)
+        self._pod = msgspec.json.Decoder(Pod)
         self._status = msgspec.json.Decoder(_Status)
 
     async def start(self) -> None:
@@ -93,7 +69,7 @@ class Watcher:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    def _saw(self, pod: _Pod, now: float) -> None:
+    def _saw(self, pod: Pod, now: float) -> None:
         name = pod.metadata.name
         self.seen.add(name)
         if pod.spec.nodeName and name not in self.bound_at:
@@ -113,7 +89,7 @@ class Watcher:
                 if initial and pod.spec.nodeName:
                     self.bound_before_start += 1
                 self._saw(pod, now)
-            rv = rv or page.metadata.resourceVersion
+            rv = rv or page.metadata.resource_version
             if not page.metadata.continue_:
                 break
             params["continue"] = page.metadata.continue_
