@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 import msgspec
 import orjson
+import uvloop
 
 from kubesched.api import ApiClient, load_config
 from kubesched.api.binder import binding_body
@@ -130,7 +131,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--scheduler-name", required=True)
     args = parser.parse_args(argv)
-    asyncio.run(_main(args.kubeconfig, args.scheduler_name))
+    # The same event loop as kubesched: the limit must have the best client settings found.
+    uvloop.run(_main(args.kubeconfig, args.scheduler_name))
     sys.exit(0)
 
 
