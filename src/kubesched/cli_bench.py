@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from .bench import plot
-from .bench.contenders import NAMES
+from .bench.contenders import NAMES, STARTERS
 from .bench.report import table, write_json
 from .bench.run import Options, run_all
 
@@ -18,9 +18,9 @@ QUICK = {"nodes": 50, "pods": 500, "rounds": 1}
 
 def _contenders(_: click.Context, __: click.Parameter, value: str) -> list[str]:
     names = [v.strip() for v in value.split(",") if v.strip()]
-    bad = [n for n in names if n not in NAMES]
+    bad = [n for n in names if n not in STARTERS]
     if bad or not names:
-        raise click.BadParameter(f"{', '.join(bad) or '(none)'}: choose from {', '.join(NAMES)}, comma-separated")
+        raise click.BadParameter(f"{', '.join(bad) or '(none)'}: choose from {', '.join(STARTERS)}, comma-separated")
     return names
 
 
@@ -31,7 +31,8 @@ def _contenders(_: click.Context, __: click.Parameter, value: str) -> list[str]:
 @click.option("--rounds", type=click.IntRange(1), default=2, show_default=True,
               help="Rounds; each runs every contender once, interleaved.")
 @click.option("--contenders", default=",".join(NAMES), show_default=True, callback=_contenders,
-              help="Which to run, in this order each round.")
+              help="Which to run, in this order each round; also kubesched-asyncio (kubesched on "
+                   "asyncio's own event loop instead of uvloop).")
 @click.option("--mode", type=click.Choice(["batch", "steady"]), default="batch", show_default=True,
               help="batch: all pods exist before the contender starts. steady: pods arrive at --rate "
                    "once it is ready, and creation-to-bound latency is measured.")

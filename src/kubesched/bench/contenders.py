@@ -9,6 +9,7 @@ leader election).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -145,9 +146,9 @@ def start_kube_scheduler(ctx: RunContext) -> Running:
     return Running("kube-scheduler", args, ctx.workdir / "kube-scheduler.log", ready)
 
 
-def start_kubesched(ctx: RunContext) -> Running:
+def start_kubesched(ctx: RunContext, name: str = "kubesched", extra: tuple[str, ...] = ()) -> Running:
     run_args = ["run", f"--kubeconfig={ctx.cluster.kubeconfig}", f"--config={scheduler_config(ctx)}",
-                "--log-format=json"]
+                "--log-format=json", *extra]
     profile_path: Path | None = None
     wrapper = False
     if ctx.profile_to is None:
@@ -160,7 +161,7 @@ def start_kubesched(ctx: RunContext) -> Running:
     else:
         profile_path = ctx.profile_to.with_suffix(".prof")
         args = [sys.executable, "-m", "cProfile", "-o", str(profile_path), "-m", "kubesched", *run_args]
-    return Running("kubesched", args, ctx.workdir / "kubesched.log", lambda r: "caches synced" in r.log(),
+    return Running(name, args, ctx.workdir / f"{name}.log", lambda r: "caches synced" in r.log(),
                    wrapper=wrapper, profile_path=profile_path, env=python_env())
 
 
@@ -168,4 +169,7 @@ STARTERS: dict[str, Callable[[RunContext], Running]] = {
     "limit": start_limit,
     "kube-scheduler": start_kube_scheduler,
     "kubesched": start_kubesched,
+    # The same scheduler on asyncio's own event loop: the before/after of moving to uvloop.
+    "kubesched-asyncio": functools.partial(start_kubesched, name="kubesched-asyncio",
+                                           extra=("--event-loop=asyncio",)),
 }

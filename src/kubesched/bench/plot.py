@@ -12,7 +12,8 @@ from pathlib import Path
 
 from .report import RunResult
 
-COLOURS = {"limit": "#7f7f7f", "kube-scheduler": "#1f77b4", "kubesched": "#d62728"}
+COLOURS = {"limit": "#7f7f7f", "kube-scheduler": "#1f77b4", "kubesched": "#d62728",
+           "kubesched-asyncio": "#ff9896"}
 
 
 def available() -> bool:

@@ -58,7 +58,7 @@ def remove_stale_planes(progress: Progress) -> None:
 
 def run_all(opts: Options, progress: Progress) -> list[RunResult]:
     remove_stale_planes(progress)
-    if {"limit", "kubesched"} & set(opts.contenders):
+    if {"limit", "kubesched", "kubesched-asyncio"} & set(opts.contenders):
         warm_bytecode()
     results: list[RunResult] = []
     for rnd in range(1, opts.rounds + 1):
