@@ -3,8 +3,8 @@
 One list of the pending pods with our scheduler name (then a watch for new ones), and for each:
 POST the binding, round-robin over the nodes, and POST a `Scheduled` event beside it. 64 keep-alive
 HTTP/1.1 connections for binds and 16 for events, no client-side rate limit, orjson bodies, uvloop:
-the best settings measured on this machine. Run as its own process (`python -m kubesched.bench.limit`) so its CPU and memory
-are measured like any other contender's.
+the best settings measured on this machine. Run as its own process (`python -m kubesched.bench.limit`)
+so its CPU and memory are measured like any other contender's.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ class BalancedAllocation:
 
     def __init__(self, resources: Sequence[rs.ResourceSpec] = rs.DEFAULT_RESOURCES) -> None:
         self.resources = tuple(resources)
+        self._cpu_mem = rs.cpu_memory_positions(self.resources)
 
     def pod_requests(self, pod: PodInfo) -> list[int]:
         """Plain requests: unlike Fit's score, no 100m/200Mi stand-in for empty containers."""
@@ -50,6 +51,10 @@ class BalancedAllocation:
         requests = self._requests(state, pod)
         if not any(requests):
             return np.zeros(len(rows), dtype=np.int64)
+        positions = self._cpu_mem
+        if positions is not None and snapshot.cpu_mem_allocatable_everywhere:
+            c, m = positions
+            return rs.balanced_allocation_cpu_memory_columns(snapshot, rows, requests[c], requests[m])
         requested, allocated, allocatable = rs.allocation_columns(snapshot, rows, self.resources, requests, True)
         return rs.balanced_allocation_columns(requested, allocated, allocatable)
 

@@ -69,6 +69,11 @@ class NodeResourcesFit:
         self.resources = tuple(resources)
         self.weights = [r.weight for r in self.resources]
         self.shape = list(shape) if shape is not None else None
+        positions = rs.cpu_memory_positions(self.resources)
+        # Non-positive weights (which config validation rejects) keep the general path, whose
+        # weight-sum guard covers them.
+        fast = strategy in (LEAST_ALLOCATED, MOST_ALLOCATED) and all(w > 0 for w in self.weights)
+        self._cpu_mem = positions if fast else None
         self._statuses: dict[tuple[tuple[str, ...], bool], Status] = {}
 
     # --- filter ---------------------------------------------------------------------------------
@@ -177,8 +182,13 @@ class NodeResourcesFit:
         return rs.least_allocated(requested, allocatable, self.weights)
 
     def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Scores:
-        requested, _, allocatable = rs.allocation_columns(
-            snapshot, rows, self.resources, self._requests(state, pod), False)
+        requests = self._requests(state, pod)
+        positions = self._cpu_mem
+        if positions is not None and snapshot.cpu_mem_allocatable_everywhere:
+            c, m = positions
+            return rs.fit_cpu_memory_columns(snapshot, rows, requests[c], requests[m], self.weights[c],
+                                             self.weights[m], self.strategy == MOST_ALLOCATED)
+        requested, _, allocatable = rs.allocation_columns(snapshot, rows, self.resources, requests, False)
         if self.strategy == MOST_ALLOCATED:
             return rs.most_allocated_columns(requested, allocatable, self.weights)
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO:

@@ -7,6 +7,7 @@ the two agree.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -118,6 +119,34 @@ def allocation_columns(snapshot: Snapshot, rows: Rows, resources: Sequence[Resou
     return requested, allocated, allocatable
 
 
+def cpu_memory_positions(resources: Sequence[ResourceSpec]) -> tuple[int, int] | None:
+    """(index of cpu, index of memory) when the scored resources are exactly those two, the case
+    the *_cpu_memory fast paths below cover; None otherwise."""
+    names = [spec.name for spec in resources]
+    if len(names) != 2 or set(names) != {CPU, MEMORY}:
+        return None
+    return names.index(CPU), names.index(MEMORY)
+
+
+# Small constant arrays, cached because building one costs as much as a numpy operation on the
+# columns and pods mostly repeat a handful of request sizes. Read-only since they are shared.
+
+@functools.lru_cache(maxsize=256)
+def _pair(cpu: int, mem: int) -> I64:
+    """Shape (2, 1): broadcasts cpu/mem against a (2, n) cpu/memory array."""
+    out = np.array([[cpu], [mem]], dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _with_and_without(cpu: int, mem: int) -> I64:
+    """Shape (2, 2, 1): adding it to (2, n) usage gives usage with the pod and without it at once."""
+    out = np.array([[[cpu], [mem]], [[0], [0]]], dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
 # --- NodeResourcesFit strategies -----------------------------------------------------------------
 
 def least_allocated(requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
@@ -166,6 +195,34 @@ def _weighted_columns(requested: Sequence[I64], allocatable: Sequence[I64], weig
         node_score += np.where(has, score * w, 0)
         weight_sum += has * np.int64(w)
     return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
+
+
+def fit_cpu_memory_columns(snapshot: Snapshot, rows: Rows, cpu_request: int, mem_request: int,
+                           cpu_weight: int, mem_weight: int, most: bool) -> Scores:
+    """least_allocated_columns / most_allocated_columns over cpu and memory (non-zero requests),
+    for a snapshot where every node has both (snapshot.cpu_mem_allocatable_everywhere): then no
+    resource is skipped and the weight sum is the same on every node. Weights must be positive."""
+    alloc = snapshot.take_cpu_mem(snapshot.alloc_cpu_mem, rows)
+    used = snapshot.take_cpu_mem(snapshot.nz_cpu_mem, rows)
+    if most:
+        score = used + _pair(cpu_request, mem_request)
+        np.minimum(score, alloc, out=score)
+    else:
+        # The free capacity clipped at 0 gives 0 exactly where the request exceeds capacity.
+        # alloc - used - request wraps like alloc - (used + request), so the products match too.
+        score = alloc - used
+        score -= _pair(cpu_request, mem_request)
+        np.maximum(score, 0, out=score)
+    score *= MAX_NODE_SCORE
+    score //= alloc
+    if cpu_weight == 1 and mem_weight == 1:
+        total: I64 = score[0] + score[1]
+        total //= 2
+        return total
+    score *= _pair(cpu_weight, mem_weight)
+    total = score[0] + score[1]
+    total //= cpu_weight + mem_weight
+    return total
 
 
 def broken_linear(shape: Sequence[tuple[int, int]]) -> list[int]:
@@ -286,6 +343,41 @@ def _balance_columns(requested: Sequence[I64], allocatable: Sequence[I64]) -> I6
         for j in np.flatnonzero(count < k).tolist():
             result[j] = _balance([int(r[j]) for r in requested], [int(c[j]) for c in allocatable])
     return result
+
+
+def _balance_outcome(delta: int) -> int:
+    half = MAX_NODE_SCORE // 2
+    return half + go_div(half + delta, 2)
+
+
+# The balanced_allocation result for (score with the pod) - (score without it), a difference in
+# [-MAX_NODE_SCORE, MAX_NODE_SCORE]; negative differences index from the end, as numpy allows.
+_BALANCE_OUTCOMES: I64 = np.array(
+    [_balance_outcome(d) for d in range(MAX_NODE_SCORE + 1)] +
+    [_balance_outcome(d) for d in range(-MAX_NODE_SCORE, 0)], dtype=np.int64)
+
+
+def balanced_allocation_cpu_memory_columns(snapshot: Snapshot, rows: Rows, cpu_request: int,
+                                           mem_request: int) -> Scores:
+    """balanced_allocation_columns over cpu and memory (requested, not non-zero), for a snapshot
+    where every node has both (snapshot.cpu_mem_allocatable_everywhere)."""
+    alloc = snapshot.take_cpu_mem(snapshot.alloc_cpu_mem, rows)
+    used = snapshot.take_cpu_mem(snapshot.req_cpu_mem, rows)
+    # [with the pod / without it][cpu / memory][node]; int64 / int64 divides as float64, the same
+    # operation as the general path's astype then divide.
+    fractions: F64 = (used + _with_and_without(cpu_request, mem_request)) / alloc
+    np.minimum(fractions, 1.0, out=fractions)
+    spread: F64 = fractions[:, 0] - fractions[:, 1]
+    np.abs(spread, out=spread)
+    # (2 - |d|) * 50 is bit-identical to the general path's (1 - |d / 2|) * 100: halving is exact,
+    # so 1 - |d|/2 rounds to exactly half of 2 - |d| (the same real number, scaled by a power of
+    # two), and multiplying that exact half by 100 rounds like multiplying 2 - |d| by 50.
+    np.subtract(2.0, spread, out=spread)
+    spread *= MAX_NODE_SCORE / 2
+    score: I64 = spread.astype(np.int64)
+    delta: I64 = score[0] - score[1]
+    outcome: I64 = _BALANCE_OUTCOMES[delta]
+    return outcome
 
 
 def balanced_allocation_columns(requested: Sequence[I64], allocated: Sequence[I64],
