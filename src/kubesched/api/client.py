@@ -17,6 +17,7 @@ import aiohttp
 import orjson
 
 from kubesched.api.errors import ApiConnectionError, ApiError
+from kubesched.api.http1 import Http1Pool
 from kubesched.api.kubeconfig import ClusterConfig
 from kubesched.api.ratelimit import TokenBucket
 
@@ -58,6 +59,7 @@ class ApiClient:
         self._user_agent = user_agent
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
+        self._posts: Http1Pool | None = None
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -82,6 +84,9 @@ class ApiClient:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._posts is not None:
+            await self._posts.close()
+            self._posts = None
 
     async def __aenter__(self) -> ApiClient:
         return self
@@ -119,6 +124,8 @@ class ApiClient:
         `body` may be bytes (sent as is) or anything orjson can encode. Network failures raise
         ApiConnectionError. A 401 with a refreshable token is retried once with a fresh one."""
         data = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
+        if method == "POST" and params is None and data is not None:
+            return await self._post(path, data, content_type, request_timeout or self._timeout)
         for attempt in range(2):
             await self._limiter.acquire()
             headers = await self._headers(content_type if data is not None else None)
@@ -136,6 +143,21 @@ class ApiClient:
                     status = resp.status
             except (aiohttp.ClientError, TimeoutError) as e:
                 raise ApiConnectionError(f"{method} {path}: {type(e).__name__}: {e}") from e
+            if status == 401 and attempt == 0 and self.config.credentials.dynamic:
+                self.config.credentials.invalidate()
+                continue
+            return Response(status, payload)
+        raise AssertionError("unreachable")
+
+    async def _post(self, path: str, data: bytes, content_type: str, time_limit: float) -> Response:
+        """Creates (bindings, events) on the lean HTTP/1.1 pool: they are the per-pod hot path."""
+        if self._posts is None:
+            self._posts = Http1Pool(self.server, self.config.ssl_context, size=self._max_connections,
+                                    server_hostname=self.config.tls_server_name, user_agent=self._user_agent)
+        for attempt in range(2):
+            await self._limiter.acquire()
+            headers = await self._headers(content_type)
+            status, payload = await self._posts.request("POST", path, data, headers, time_limit)
             if status == 401 and attempt == 0 and self.config.credentials.dynamic:
                 self.config.credentials.invalidate()
                 continue
