@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -13,10 +14,29 @@ from pathlib import Path
 _children: dict[int, subprocess.Popen[bytes]] = {}
 
 
+_handed_out: set[int] = set()
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port no server listens on, chosen below the kernel's ephemeral range: a port picked there
+    can be taken by any outgoing connection between our check and the component's bind (seen:
+    etcd failing with "address already in use")."""
+    low, _ = _ephemeral_range()
+    start = 10000 if low > 11000 else 1024
+    for _ in range(1000):
+        port = random.randrange(start, low)
+        if port not in _handed_out and not port_in_use(port):
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"no free port found between {start} and {low}")
 
 
 def port_in_use(port: int) -> bool:
