@@ -124,45 +124,44 @@ class ApiClient:
         `body` may be bytes (sent as is) or anything orjson can encode. Network failures raise
         ApiConnectionError. A 401 with a refreshable token is retried once with a fresh one."""
         data = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
-        if method == "POST" and params is None and data is not None:
-            return await self._post(path, data, content_type, request_timeout or self._timeout)
+        time_limit = request_timeout or self._timeout
+        lean = method == "POST" and params is None and data is not None
         for attempt in range(2):
             await self._limiter.acquire()
             headers = await self._headers(content_type if data is not None else None)
-            try:
-                async with self.session.request(
-                    method,
-                    self.server + path,
-                    params=params,
-                    data=data,
-                    headers=headers,
-                    timeout=aiohttp.ClientTimeout(total=request_timeout or self._timeout),
-                    **self._request_kwargs(),
-                ) as resp:
-                    payload = await resp.read()
-                    status = resp.status
-            except (aiohttp.ClientError, TimeoutError) as e:
-                raise ApiConnectionError(f"{method} {path}: {type(e).__name__}: {e}") from e
+            if lean:
+                assert data is not None
+                status, payload = await self._post(path, data, headers, time_limit)
+            else:
+                status, payload = await self._aiohttp(method, path, params, data, headers, time_limit)
             if status == 401 and attempt == 0 and self.config.credentials.dynamic:
                 self.config.credentials.invalidate()
                 continue
             return Response(status, payload)
         raise AssertionError("unreachable")
 
-    async def _post(self, path: str, data: bytes, content_type: str, time_limit: float) -> Response:
-        """Creates (bindings, events) on the lean HTTP/1.1 pool: they are the per-pod hot path."""
+    async def _post(self, path: str, data: bytes, headers: dict[str, str], time_limit: float) -> tuple[int, bytes]:
+        """Creates (bindings, events) go over the lean HTTP/1.1 pool: they are the per-pod hot path."""
         if self._posts is None:
             self._posts = Http1Pool(self.server, self.config.ssl_context, size=self._max_connections,
                                     server_hostname=self.config.tls_server_name, user_agent=self._user_agent)
-        for attempt in range(2):
-            await self._limiter.acquire()
-            headers = await self._headers(content_type)
-            status, payload = await self._posts.request("POST", path, data, headers, time_limit)
-            if status == 401 and attempt == 0 and self.config.credentials.dynamic:
-                self.config.credentials.invalidate()
-                continue
-            return Response(status, payload)
-        raise AssertionError("unreachable")
+        return await self._posts.request("POST", path, data, headers, time_limit)
+
+    async def _aiohttp(self, method: str, path: str, params: Params | None, data: bytes | None,
+                       headers: dict[str, str], time_limit: float) -> tuple[int, bytes]:
+        try:
+            async with self.session.request(
+                method,
+                self.server + path,
+                params=params,
+                data=data,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=time_limit),
+                **self._request_kwargs(),
+            ) as resp:
+                return resp.status, await resp.read()
+        except (aiohttp.ClientError, TimeoutError) as e:
+            raise ApiConnectionError(f"{method} {path}: {type(e).__name__}: {e}") from e
 
     async def call(
         self,
