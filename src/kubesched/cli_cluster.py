@@ -9,7 +9,7 @@ import time
 
 import click
 
-from .localcluster import build, plane, procs
+from .localcluster import build, plane
 from .localcluster.topology import TopologyError, resolve
 
 
@@ -126,4 +126,4 @@ def kubectl(name: str, args: tuple[str, ...]) -> None:
                              env=dict(os.environ, KUBECONFIG=c.kubeconfig)))
 
 
-__all__ = ["cluster", "procs"]
+__all__ = ["cluster"]
