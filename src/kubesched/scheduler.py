@@ -14,7 +14,7 @@ import logging
 import random
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kubesched.api import (
     ApiClient,
@@ -59,7 +59,6 @@ class Stats:
     errors: int = 0
     bind_failures: int = 0
     cycle_seconds: float = 0.0
-    by_result: dict[str, int] = field(default_factory=dict)
 
 
 class Scheduler:
@@ -142,7 +141,8 @@ class Scheduler:
             self._job_changed(new)
 
     def _job_deleted(self, job: Job) -> None:
-        pass
+        # Nothing waits on a Job's deletion: its pods are judged when they come up for scheduling.
+        return None
 
     # --- running ------------------------------------------------------------------------------------
 
