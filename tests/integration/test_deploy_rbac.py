@@ -31,7 +31,8 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     }))
     proc = start_kubesched(f"--kubeconfig={kubeconfig}", "--scheduler-name=rbac-sched")
     ns = plane.namespace("rbac")
-    for name, cpu in (("fits", "100m"), ("too-big", "64")):
+    # "too-big" must fit no node any test adds to the shared plane (some add 64-CPU nodes).
+    for name, cpu in (("fits", "100m"), ("too-big", "100000")):
         plane.create(f"/api/v1/namespaces/{ns}/pods", {
             "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"schedulerName": "rbac-sched",
@@ -46,3 +47,6 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     log = proc.log()
     assert "forbidden" not in log.lower(), log
     assert " 403" not in log, log
+    assert proc.stop() == 0
+    for name in ("fits", "too-big"):
+        plane.delete(f"/api/v1/namespaces/{ns}/pods/{name}?gracePeriodSeconds=0")
