@@ -14,7 +14,7 @@ from . import logs, metrics
 from .api import ApiClient, ClusterConfig, KubeconfigError, load_config
 from .config import ConfigError, load
 from .config.types import SchedulerConfig
-from .scheduler import Scheduler
+from .scheduler import DEFAULT_FAILURE_LIMIT, Scheduler, SchedulerFailed
 
 log = logging.getLogger("kubesched")
 
@@ -41,8 +41,13 @@ log = logging.getLogger("kubesched")
               help="uvloop (libuv) costs less CPU a pod than asyncio's own loop; see the README's Speed section.")
 @click.option("--binds-in-flight", type=click.IntRange(1, 1024), default=64, show_default=True,
               help="Bindings sent concurrently (each on its own keep-alive HTTP/1.1 connection).")
+@click.option("--failure-exit-after", "failure_limit", type=click.FloatRange(min=1), default=DEFAULT_FAILURE_LIMIT,
+              show_default=True, metavar="SECONDS",
+              help="Exit non-zero (and fail /livez) when credentials or an informer have failed with errors "
+                   "that waiting will not mend (exec plugin, token file, 4xx) for this long.")
 def run(kubeconfig: str | None, context: str | None, config_path: str | None, scheduler_name: str | None,
-        log_format: str, log_level: str, serve_address: str, event_loop: str, binds_in_flight: int) -> None:
+        log_format: str, log_level: str, serve_address: str, event_loop: str, binds_in_flight: int,
+        failure_limit: float) -> None:
     """Watch pods that name this scheduler in spec.schedulerName, choose a node for each by
     kube-scheduler's rules, and bind it.
 
@@ -70,7 +75,10 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
     with contextlib.suppress(KeyboardInterrupt):
         # uvloop: libuv's event loop and TLS cut the per-request CPU that bounds throughput here.
         run_loop = uvloop.run if event_loop == "uvloop" else asyncio.run
-        run_loop(serve(cluster, config, binds_in_flight, serve_address))
+        try:
+            run_loop(serve(cluster, config, binds_in_flight, serve_address, failure_limit))
+        except SchedulerFailed as exc:
+            raise click.ClickException(f"kubesched stopped: {exc}") from None
 
 
 def _valid_address(address: str) -> bool:
@@ -78,11 +86,12 @@ def _valid_address(address: str) -> bool:
     return bool(sep) and port.isdigit() and 0 <= int(port) < 65536
 
 
-async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight: int, address: str = "") -> None:
+async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight: int, address: str = "",
+                failure_limit: float = DEFAULT_FAILURE_LIMIT) -> None:
     conn = config.client_connection
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
                          max_connections=binds_in_flight + 8) as client:
-        scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight)
+        scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit)
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
 
@@ -94,7 +103,8 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal, sig)
         log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names)})
-        runner = await metrics.serve(address, scheduler.metrics, scheduler.ready.is_set) if address else None
+        runner = (await metrics.serve(address, scheduler.metrics, scheduler.ready.is_set, scheduler.health)
+                  if address else None)
         try:
             await scheduler.run()
         finally:

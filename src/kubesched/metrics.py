@@ -48,14 +48,20 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-async def serve(address: str, metrics: Metrics, ready: Callable[[], bool]) -> web.AppRunner:
-    """/healthz, /livez, /readyz (ready once the caches are synced) and /metrics over plain HTTP."""
+async def serve(address: str, metrics: Metrics, ready: Callable[[], bool],
+                health: Callable[[], str | None] = lambda: None) -> web.AppRunner:
+    """/healthz, /livez (failing with the reason when `health` gives one), /readyz (ready once the
+    caches are synced, and healthy) and /metrics over plain HTTP."""
     host, _, port = address.rpartition(":")
 
     async def healthz(_: web.Request) -> web.Response:
-        return web.Response(text="ok")
+        reason = health()
+        return web.Response(text="ok") if reason is None else web.Response(status=500, text=reason)
 
     async def readyz(_: web.Request) -> web.Response:
+        reason = health()
+        if reason is not None:
+            return web.Response(status=503, text=reason)
         return web.Response(text="ok") if ready() else web.Response(status=503, text="caches not synced")
 
     async def metrics_page(_: web.Request) -> web.Response:

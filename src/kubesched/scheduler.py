@@ -9,23 +9,25 @@ A cycle is synchronous code between two awaits, so nothing changes the cache whi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kubesched.api import (
     ApiClient,
     Binder,
+    BindOutcome,
     BindResult,
     ConditionWriter,
     EventRecorder,
     Handlers,
     Informer,
     TaskSet,
-    create_guarded_task,
     job_informer,
     node_informer,
     pod_informer,
@@ -51,6 +53,15 @@ log = logging.getLogger("kubesched")
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 
 
+# How long credentials or an informer may fail with errors that waiting will not mend before the
+# scheduler gives up and exits non-zero (its restart re-reads the kubeconfig and service account).
+DEFAULT_FAILURE_LIMIT = 60.0
+
+
+class SchedulerFailed(Exception):
+    """The scheduler stopped because it cannot do its work; the message says why."""
+
+
 @dataclass
 class Stats:
     attempts: int = 0
@@ -63,7 +74,8 @@ class Stats:
 
 class Scheduler:
     def __init__(self, client: ApiClient, config: SchedulerConfig, *, rng: random.Random | None = None,
-                 max_binds_in_flight: int = 64, out_of_tree: Mapping[str, PluginFactory] | None = None) -> None:
+                 max_binds_in_flight: int = 64, out_of_tree: Mapping[str, PluginFactory] | None = None,
+                 failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.config = config
         self.jobs: Informer[Job] = job_informer(client, Handlers(self._job_changed, self._job_updated,
@@ -88,8 +100,13 @@ class Scheduler:
                                                                  self._pod_deleted), POD_FIELD_SELECTOR)
         self.nodes: Informer[Node] = node_informer(client, Handlers(self._node_added, self._node_updated,
                                                                     self._node_deleted))
+        self._informers: tuple[Informer[Any], ...] = (self.nodes, self.jobs, self.pods)
         self._background = TaskSet()
         self._stopping = asyncio.Event()
+        self._failed_event = asyncio.Event()
+        self.failure: str | None = None
+        self.failure_limit = failure_limit
+        self._clock = clock
         self.ready = asyncio.Event()
 
     # --- informer handlers ------------------------------------------------------------------------
@@ -147,13 +164,20 @@ class Scheduler:
     # --- running ------------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Sync the informers, then schedule until stop() is called."""
-        for informer in (self.nodes, self.jobs, self.pods):
-            self._background.spawn(informer.run(), name=informer.name)
-        self._background.spawn(self.events.run(), name="events")
-        self._background.spawn(self.conditions.run(), name="pod-conditions")
+        """Sync the informers, then schedule until stop() is called. Raises SchedulerFailed when
+        the scheduler cannot do its work any more (see `health`), after stopping."""
+        for informer in self._informers:
+            self._spawn_critical(informer.run(), name=informer.name)
+        self._spawn_critical(self.events.run(), name="events")
+        self._spawn_critical(self.conditions.run(), name="pod-conditions")
+        self._background.spawn(self._watch_health(), name="health")
         started = time.monotonic()
-        await asyncio.gather(self.nodes.wait_synced(), self.jobs.wait_synced(), self.pods.wait_synced())
+        synced = asyncio.ensure_future(asyncio.gather(*(i.wait_synced() for i in self._informers)))
+        try:
+            if not await self._until(synced):
+                return await self._give_up()
+        finally:
+            synced.cancel()
         self._background.spawn(self.queue.run(), name="queue-flush")
         log.info("caches synced", extra={"nodes": self.cache.node_count, "pods": len(self.pods.store),
                                          "queued": len(self.queue),
@@ -163,17 +187,79 @@ class Scheduler:
         gc.collect()
         gc.freeze()
         self.ready.set()
-        loop = create_guarded_task(self._schedule_loop(), name="scheduling-loop")
-        await self._stopping.wait()
+        self._spawn_critical(self._schedule_loop(), name="scheduling-loop")
+        await self._until(None)
+        await self._give_up()
+
+    async def _until(self, step: asyncio.Future[Any] | None) -> bool:
+        """Wait for `step` (or forever) unless stop() is called or the scheduler fails first;
+        True when the step completed."""
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._stopping.wait()),
+                                               asyncio.ensure_future(self._failed_event.wait())]
+        if step is not None:
+            waits.append(step)
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits[:2]:
+                w.cancel()
+        return step is not None and step.done() and not self._stopping.is_set() and self.failure is None
+
+    async def _give_up(self) -> None:
         self.queue.close()
-        await asyncio.gather(loop, return_exceptions=True)
+        if self.failure is not None and not self._stopping.is_set():
+            log.error("kubesched cannot go on: %s", self.failure)
+            await self.stop()
+            raise SchedulerFailed(self.failure)
+
+    def _spawn_critical(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+        """A task the scheduler cannot work without: if it ends before stop(), the scheduler fails."""
+        def ended(task: asyncio.Task[Any]) -> None:
+            if self._stopping.is_set():
+                return
+            why = "was cancelled" if task.cancelled() else (
+                f"failed: {type(exc).__name__}: {exc}" if (exc := task.exception()) else "ended")
+            self._fail(f"task {name} {why}")
+        self._background.spawn(coro, name=name).add_done_callback(ended)
+
+    def _fail(self, reason: str) -> None:
+        if self.failure is None:
+            self.failure = reason
+            self._failed_event.set()
+
+    def health(self) -> str | None:
+        """Why the scheduler cannot work, or None. An informer or the credentials failing in a way
+        waiting will not mend (credentials, 4xx, a bug) for longer than `failure_limit` counts: a
+        live process that schedules nothing must fail its liveness probe and exit."""
+        if self.failure is not None:
+            return self.failure
+        now = self._clock()
+        since = self.client.credentials_failing_since
+        if since is not None and now - since > self.failure_limit:
+            return f"no credentials for {now - since:.0f}s"
+        for informer in self._informers:
+            since = informer.failing_fatally_since
+            if since is not None and now - since > self.failure_limit:
+                return f"{informer.name} has failed for {now - since:.0f}s: {informer.last_error}"
+        return None
+
+    async def _watch_health(self) -> None:
+        while self.failure is None:
+            reason = self.health()
+            if reason is not None:
+                self._fail(reason)
+                return
+            await asyncio.sleep(1.0)
 
     async def stop(self, grace: float = 10.0) -> None:
         """Stop scheduling; let in-flight binds, events and conditions finish."""
         self._stopping.set()
+        self.queue.close()
         await self.binds.wait(grace)
-        await asyncio.wait_for(self.events.flush(), grace)
-        await asyncio.wait_for(self.conditions.flush(), grace)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.events.flush(), grace)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.conditions.flush(), grace)
         await self._background.cancel()
 
     async def _schedule_loop(self) -> None:
@@ -222,6 +308,7 @@ class Scheduler:
             return
         node = result.suggested_host
         self.cache.assume_pod(pod_info, node)
+        self.conditions.discard(pod.metadata.uid)
         self.binds.spawn(self._bind(info, pod_info, node, profile), name=f"bind/{pod_info.key}")
 
     def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str) -> None:
@@ -235,17 +322,32 @@ class Scheduler:
         self.conditions.submit(latest, message, reason=reason)
 
     async def _bind(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile) -> None:
+        """The binding cycle. Every way out but a successful binding forgets the assumed pod and
+        requeues it: an assumed pod never expires, so a path that skipped this would keep the
+        node's room taken and the pod in flight for good."""
         pod = info.pod
         started = time.perf_counter()
-        outcome = await self.binder.bind(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, node)
-        self.metrics.binding.observe(time.perf_counter() - started)
-        if outcome.result is BindResult.BOUND:
-            self.stats.scheduled += 1
-            self.metrics.scheduled[profile.scheduler_name].inc()
-            self.queue.done(info.uid)
-            self.events.scheduled(pod, node, controller=profile.scheduler_name)
-            log.debug("bound", extra={"pod": pod_info.key, "node": node})
+        outcome = BindOutcome(BindResult.ERROR, 0, "binding cycle interrupted")
+        try:
+            await self.conditions.settled(pod.metadata.uid)
+            outcome = await self.binder.bind(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, node)
+        except Exception as e:
+            outcome = BindOutcome(BindResult.ERROR, 0, f"{type(e).__name__}: {e}")
+        finally:
+            # Also on cancellation (shutdown): the pod must not stay assumed.
+            if not outcome.ok:
+                self._bind_failed(info, pod_info, node, profile, outcome)
+        if not outcome.ok:
             return
+        self.metrics.binding.observe(time.perf_counter() - started)
+        self.stats.scheduled += 1
+        self.metrics.scheduled[profile.scheduler_name].inc()
+        self.queue.done(info.uid)
+        self.events.scheduled(pod, node, controller=profile.scheduler_name)
+        log.debug("bound", extra={"pod": pod_info.key, "node": node})
+
+    def _bind_failed(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
+                     outcome: BindOutcome) -> None:
         self.stats.bind_failures += 1
         if self.cache.is_assumed(pod_info):
             self.cache.forget_pod(pod_info)
@@ -259,7 +361,7 @@ class Scheduler:
         log.warning("binding failed", extra={"pod": pod_info.key, "node": node, "status": outcome.status,
                                              "detail": outcome.message})
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
-        self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
+        self.events.failed_scheduling(pod_info.pod, message, controller=profile.scheduler_name)
 
 
 def _key(pod: Pod) -> str:

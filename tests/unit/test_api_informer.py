@@ -37,8 +37,8 @@ GONE = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure
 
 def test_decode_typed_events() -> None:
     codec = Codec(Pod)
-    kind, obj, status = codec.decode_event(event_line("ADDED", pod_json("a", "7", node="n1")))
-    assert (kind, status) == ("ADDED", None)
+    kind, obj, status, _, skipped = codec.decode_event(event_line("ADDED", pod_json("a", "7", node="n1")))
+    assert (kind, status, skipped) == ("ADDED", None, None)
     assert obj is not None
     assert obj.spec.node_name == "n1"
     assert obj.metadata.resource_version == "7"
@@ -47,16 +47,14 @@ def test_decode_typed_events() -> None:
 def test_decode_bookmark() -> None:
     line = event_line("BOOKMARK", {"kind": "Pod", "apiVersion": "v1", "metadata": {
         "resourceVersion": "99", "annotations": {"k8s.io/initial-events-end": "true"}}})
-    kind, obj, _ = Codec(Pod).decode_event(line)
-    assert kind == "BOOKMARK"
-    assert obj is not None
-    assert obj.metadata.resource_version == "99"
+    event = Codec(Pod).decode_event(line)
+    assert (event.type, event.obj, event.resource_version) == ("BOOKMARK", None, "99")
 
 
 @pytest.mark.parametrize("type_", [Pod, Job], ids=["pod", "job"])
 def test_decode_error_event_as_status(type_: type[Pod] | type[Job]) -> None:
     # A Status fits a Job's slim struct (metadata only): the type field must decide, not the shape.
-    kind, obj, status = Codec(type_).decode_event(event_line("ERROR", GONE))
+    kind, obj, status, _, _ = Codec(type_).decode_event(event_line("ERROR", GONE))
     assert kind == "ERROR"
     assert obj is None
     assert status is not None
@@ -94,9 +92,11 @@ class Recorder:
 
 
 class FakeApiserver:
-    """Serves scripted list pages and watch streams; a watch script may be an ApiError to raise."""
+    """Serves scripted list pages and watch streams; a watch script may be an exception to raise,
+    a list page an exception or raw bytes."""
 
-    def __init__(self, lists: list[list[dict[str, Any]]], watches: list[list[bytes] | ApiError]) -> None:
+    def __init__(self, lists: list[list[dict[str, Any]] | Exception | bytes],
+                 watches: list[list[bytes] | Exception]) -> None:
         self.lists = lists
         self.watches = watches
         self.list_calls: list[dict[str, Any]] = []
@@ -107,6 +107,11 @@ class FakeApiserver:
         params = dict(params or {})
         self.list_calls.append(params)
         pages = self.lists[0]
+        if isinstance(pages, Exception | bytes):
+            self.lists.pop(0)
+            if isinstance(pages, bytes):
+                return pages
+            raise pages
         # Two items per page, to exercise `continue`.
         start = int(params.get("continue", 0))
         page, rest = pages[start:start + 2], pages[start + 2:]
@@ -124,7 +129,7 @@ class FakeApiserver:
             self.done.set()
             await asyncio.Event().wait()  # hang like an idle watch
         script = self.watches.pop(0)
-        if isinstance(script, ApiError):
+        if isinstance(script, Exception):
             raise script
 
         async def lines() -> AsyncIterator[bytes]:

@@ -65,6 +65,10 @@ class Binder:
                 resp = await self.client.request("POST", path, body=body)
             except ApiConnectionError as e:
                 return BindOutcome(BindResult.ERROR, 0, str(e))
+            except Exception as e:
+                # Credentials that cannot be refreshed, a transport's RuntimeError on a reset
+                # connection: the binding did not happen, which the scheduler must be told.
+                return BindOutcome(BindResult.ERROR, 0, f"{type(e).__name__}: {e}")
         if resp.ok:
             return BindOutcome(BindResult.BOUND, resp.status)
         err = ApiError.from_response(resp.status, resp.body, method="POST", path=path)

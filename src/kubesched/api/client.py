@@ -8,7 +8,8 @@ Measured on the 2-core box: 64 keep-alive HTTP/1.1 connections reach ~350-390 bi
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -51,8 +52,13 @@ class ApiClient:
         max_connections: int = 64,
         user_agent: str = "kubesched",
         timeout: float = DEFAULT_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
+        self._clock = clock
+        # Since when no request could get credentials (an exec plugin or token file failing); None
+        # while they work. The scheduler exits when this lasts: a restart re-reads them.
+        self.credentials_failing_since: float | None = None
         self.server = config.server
         self._limiter = TokenBucket(qps, burst)
         self._max_connections = max_connections
@@ -96,7 +102,13 @@ class ApiClient:
 
     async def _headers(self, content_type: str | None) -> dict[str, str]:
         headers: dict[str, str] = {}
-        auth = await self.config.credentials.authorization()
+        try:
+            auth = await self.config.credentials.authorization()
+        except Exception:
+            if self.credentials_failing_since is None:
+                self.credentials_failing_since = self._clock()
+            raise
+        self.credentials_failing_since = None
         if auth:
             headers["Authorization"] = auth
         if content_type:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, Protocol, TypeVar
@@ -21,6 +22,7 @@ import msgspec
 
 from kubesched.api.client import ApiClient, Params
 from kubesched.api.errors import ApiConnectionError, ApiError, Status
+from kubesched.model.decode import ListDecoder, Skipped, TolerantDecoder, object_meta
 from kubesched.model.objects import Job, ListMeta, Node, ObjectMeta, Pod
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,10 @@ class Resource(NamedTuple):
 PODS = Resource("/api/v1", "pods", "Pod")
 NODES = Resource("/api/v1", "nodes", "Node")
 JOBS = Resource("/apis/batch/v1", "jobs", "Job")
+
+# The apiserver sends a watch with allowWatchBookmarks a BOOKMARK about once a minute even when
+# nothing changes, so a longer silence means the connection died without a reset.
+WATCH_IDLE_TIMEOUT = 75.0
 
 
 class EventHandler(Protocol[T_contra]):
@@ -85,41 +91,47 @@ class ObjectList(msgspec.Struct, Generic[T]):
     items: list[T] = []
 
 
-class WatchEvent(msgspec.Struct, Generic[T]):
-    type: str
-    object: T
-
-
 class _RawWatchEvent(msgspec.Struct):
     type: str
-    object: msgspec.Raw
+    object: msgspec.Raw = msgspec.Raw()
+
+
+class Event(NamedTuple, Generic[T]):
+    """One watch line, read. `obj` only for ADDED/MODIFIED/DELETED, `status` only for ERROR,
+    `resource_version` for everything but ERROR, `skipped` when the object did not decode."""
+
+    type: str
+    obj: T | None = None
+    status: Status | None = None
+    resource_version: str = ""
+    skipped: Skipped | None = None
 
 
 class Codec(Generic[T]):
-    """Decoders for one resource type. A watch line is decoded typed in one pass; only if that
-    fails (an ERROR event carries a Status, not the resource) is it decoded again loosely."""
+    """Decoders for one resource type. A watch line's type is read first: an ERROR carries a
+    Status and a BOOKMARK a bare object with null fields, neither of them the resource."""
 
     def __init__(self, type_: type[T]) -> None:
-        self.list = msgspec.json.Decoder(ObjectList[type_])  # type: ignore[valid-type]
-        self.event = msgspec.json.Decoder(WatchEvent[type_])  # type: ignore[valid-type]
-        self._raw_event = msgspec.json.Decoder(_RawWatchEvent)
+        self.list = ListDecoder(type_, ObjectList[type_])  # type: ignore[valid-type]
+        self.object = TolerantDecoder(type_)
+        self._event = msgspec.json.Decoder(_RawWatchEvent)
         self._status = msgspec.json.Decoder(Status)
 
-    def decode_list(self, body: bytes) -> ObjectList[T]:
+    def decode_list(self, body: bytes) -> tuple[ListMeta, list[T], list[Skipped]]:
         return self.list.decode(body)
 
-    def decode_event(self, line: bytes) -> tuple[str, T | None, Status | None]:
-        """(type, object, status); status only for ERROR events. Raises msgspec.DecodeError."""
-        try:
-            ev = self.event.decode(line)
-        except msgspec.ValidationError:
-            raw = self._raw_event.decode(line)
-            if raw.type != "ERROR":
-                raise
-            return raw.type, None, self._status.decode(raw.object)
-        if ev.type == "ERROR":
-            return ev.type, None, self._status.decode(self._raw_event.decode(line).object)
-        return ev.type, ev.object, None
+    def decode_event(self, line: bytes) -> Event[T]:
+        """Raises msgspec.DecodeError only when the line itself is not a watch event."""
+        raw = self._event.decode(line)
+        if raw.type == "ERROR":
+            return Event(raw.type, status=self._status.decode(raw.object))
+        if raw.type == "BOOKMARK":
+            return Event(raw.type, resource_version=object_meta(raw.object).resource_version or "")
+        decoded = self.object.try_decode(raw.object)
+        if isinstance(decoded, Skipped):
+            return Event(raw.type, resource_version=object_meta(raw.object).resource_version or "",
+                         skipped=decoded)
+        return Event(raw.type, decoded, resource_version=decoded.metadata.resource_version)
 
 
 def object_key(obj: _HasMeta) -> str:
@@ -187,6 +199,8 @@ class Informer(Generic[T]):
         label_selector: str = "",
         page_size: int = 500,
         min_watch_timeout: int = 300,
+        idle_timeout: float = WATCH_IDLE_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -202,8 +216,16 @@ class Informer(Generic[T]):
             self._selectors["labelSelector"] = label_selector
         self._page_size = page_size
         self._min_watch_timeout = min_watch_timeout
+        self._idle_timeout = idle_timeout
+        self._clock = clock
+        # When the informer began failing (any error), and when it began failing with an error
+        # waiting will not mend (credentials, 4xx, a bug); None while it works.
+        self.failing_since: float | None = None
+        self.failing_fatally_since: float | None = None
+        self.last_error = ""
         self._synced = asyncio.Event()
         self.relists = 0  # how many times a 410 forced a new list; for tests and metrics
+        self.skipped = 0  # objects that could not be decoded, logged and left out
 
     @property
     def has_synced(self) -> bool:
@@ -219,7 +241,9 @@ class Informer(Generic[T]):
         return list(self.store.values())
 
     async def run(self) -> None:
-        """List and watch until cancelled."""
+        """List and watch until cancelled. Nothing but cancellation ends it: every failure is
+        logged with its reason and retried with backoff, and `failing_since` tells the scheduler
+        how long the informer has been unable to list or watch."""
         backoff = Backoff()
         need_list = True
         while True:
@@ -239,15 +263,35 @@ class Informer(Generic[T]):
                     need_list = True
                     self.relists += 1
                     continue
-                delay = backoff.next()
-                log.warning("%s: %s; retrying in %.1fs", self.name, e, delay)
-                await asyncio.sleep(delay)
-            except (ApiConnectionError, msgspec.DecodeError) as e:
-                delay = backoff.next()
-                log.warning("%s: %s; retrying in %.1fs", self.name, e, delay)
-                if isinstance(e, msgspec.DecodeError):
-                    need_list = True  # an event we could not read is an event we might have missed
-                await asyncio.sleep(delay)
+                await self._failed(e, backoff, fatal=not (e.status == 429 or e.status >= 500))
+            except ApiConnectionError as e:
+                await self._failed(e, backoff, fatal=False)
+            except msgspec.DecodeError as e:
+                need_list = True  # an event we could not read is an event we might have missed
+                await self._failed(e, backoff, fatal=False)
+            except Exception as e:
+                # Credentials that cannot be refreshed (KubeconfigError), a transport's RuntimeError,
+                # a bug: retried like the rest, but they count against liveness.
+                need_list = True
+                await self._failed(e, backoff, fatal=True)
+
+    async def _failed(self, e: Exception, backoff: Backoff, *, fatal: bool) -> None:
+        now = self._clock()
+        if self.failing_since is None:
+            self.failing_since = now
+        if fatal and self.failing_fatally_since is None:
+            self.failing_fatally_since = now
+        self.last_error = f"{type(e).__name__}: {e}"
+        delay = backoff.next()
+        log.warning("%s: %s; retrying in %.1fs", self.name, self.last_error, delay)
+        await asyncio.sleep(delay)
+
+    def _working(self) -> None:
+        if self.failing_since is not None:
+            log.info("%s: working again after %.0fs of failures", self.name, self._clock() - self.failing_since)
+        self.failing_since = None
+        self.failing_fatally_since = None
+        self.last_error = ""
 
     async def _list_once(self) -> tuple[str, dict[str, T]]:
         items: dict[str, T] = {}
@@ -255,14 +299,16 @@ class Informer(Generic[T]):
         resource_version = ""
         while True:
             body = await self.client.get(self.resource.path, params)
-            page = self._codec.decode_list(body)
-            for obj in page.items:
+            meta, page, skipped = self._codec.decode_list(body)
+            for obj in page:
                 items[object_key(obj)] = obj
+            for bad in skipped:
+                self._skip(bad)
             if not resource_version:
-                resource_version = page.metadata.resource_version
-            if not page.metadata.continue_:
+                resource_version = meta.resource_version
+            if not meta.continue_:
                 return resource_version, items
-            params["continue"] = page.metadata.continue_
+            params["continue"] = meta.continue_
 
     async def _list_and_sync(self) -> None:
         try:
@@ -273,6 +319,7 @@ class Informer(Generic[T]):
             # The continue token expired between pages: start the list over.
             log.info("%s: list continuation expired; listing from the start", self.name)
             resource_version, listed = await self._list_once()
+        self._working()
         diff = diff_relist(self.store, listed)
         self.store = listed
         self.resource_version = resource_version
@@ -300,27 +347,34 @@ class Informer(Generic[T]):
             "timeoutSeconds": timeout,
             **self._selectors,
         }
-        async with self.client.stream(self.resource.path, params, read_timeout=timeout + 60) as lines:
+        async with self.client.stream(self.resource.path, params, read_timeout=self._idle_timeout) as lines:
+            self._working()
             async for line in lines:
                 self._apply(line)
 
     def _apply(self, line: bytes) -> None:
-        kind, obj, status = self._codec.decode_event(line)
+        event = self._codec.decode_event(line)
+        kind, obj = event.type, event.obj
         if kind == "ERROR":
+            status = event.status
             assert status is not None
             if status.code == 410:
                 raise _Gone(f"watch expired ({status.reason}: {status.message})")
             raise _Gone(f"watch error {status.code} {status.reason}: {status.message}")
-        assert obj is not None
-        rv = obj.metadata.resource_version
+        if event.resource_version:
+            self.resource_version = event.resource_version
         if kind == "BOOKMARK":
-            self.resource_version = rv
             return
+        if event.skipped is not None:
+            # The stored copy (if any) stays: dropping it could free a node's room that a bound
+            # pod still holds.
+            self._skip(event.skipped)
+            return
+        assert obj is not None
         key = object_key(obj)
         if kind == "ADDED" or kind == "MODIFIED":
             old = self.store.get(key)
             self.store[key] = obj
-            self.resource_version = rv
             if old is None:
                 self._call("on_add", self.handler.on_add, obj)
             elif old.metadata.uid != obj.metadata.uid:
@@ -331,10 +385,14 @@ class Informer(Generic[T]):
                 self._call("on_update", self.handler.on_update, old, obj)
         elif kind == "DELETED":
             self.store.pop(key, None)
-            self.resource_version = rv
             self._call("on_delete", self.handler.on_delete, obj)
         else:
             log.warning("%s: unknown watch event type %r ignored", self.name, kind)
+
+    def _skip(self, bad: Skipped) -> None:
+        self.skipped += 1
+        log.error("%s: %s skipped: it does not decode as a %s (%s)", self.name, bad.key, self.resource.kind,
+                  bad.error)
 
     def _call(self, what: str, fn: Callable[..., None], *args: T) -> None:
         # A failing handler must not stop the informer, nor be silent.

@@ -133,6 +133,7 @@ class ConditionWriter:
         self._workers = workers
         self._pending: dict[str, tuple[Pod, str, str]] = {}
         self._ready: asyncio.Queue[str] = asyncio.Queue()
+        self._sending: dict[str, asyncio.Event] = {}
         self.written = 0
         self.failed = 0
 
@@ -141,6 +142,17 @@ class ConditionWriter:
         if uid not in self._pending:
             self._ready.put_nowait(uid)
         self._pending[uid] = (pod, message, reason)
+
+    def discard(self, uid: str) -> None:
+        """Drop a condition not sent yet: the pod is about to be bound, and a PodScheduled=False
+        landing after the binding would mark a running pod unschedulable."""
+        self._pending.pop(uid, None)
+
+    async def settled(self, uid: str) -> None:
+        """Wait until no condition for this pod is being sent, so a binding lands after it."""
+        sending = self._sending.get(uid)
+        if sending is not None:
+            await sending.wait()
 
     async def run(self) -> None:
         async with asyncio.TaskGroup() as tg:
@@ -154,13 +166,27 @@ class ConditionWriter:
         while True:
             uid = await self._ready.get()
             try:
-                pending = self._pending.pop(uid, None)
-                if pending is not None:
-                    pod, message, reason = pending
-                    if await set_pod_unschedulable(self.client, pod, message, reason):
-                        self.written += 1
+                await self._send(uid)
             except Exception:
                 self.failed += 1
                 log.exception("PodScheduled condition for pod uid %s not written", uid)
             finally:
                 self._ready.task_done()
+
+    async def _send(self, uid: str) -> None:
+        # One write at a time per pod, in submission order.
+        earlier = self._sending.get(uid)
+        if earlier is not None:
+            await earlier.wait()
+        pending = self._pending.pop(uid, None)
+        if pending is None:
+            return
+        sending = self._sending[uid] = asyncio.Event()
+        try:
+            pod, message, reason = pending
+            if await set_pod_unschedulable(self.client, pod, message, reason):
+                self.written += 1
+        finally:
+            sending.set()
+            if self._sending.get(uid) is sending:
+                del self._sending[uid]

@@ -81,11 +81,45 @@ class NodeAffinity(msgspec.Struct, gc=False, omit_defaults=True,
     preferred: list[PreferredSchedulingTerm] = []
 
 
+class LabelSelectorRequirement(msgspec.Struct, gc=False, omit_defaults=True):
+    key: str = ""
+    operator: str = ""
+    values: list[str] = []
+
+
+class LabelSelector(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    match_labels: dict[str, str] = {}
+    match_expressions: list[LabelSelectorRequirement] = []
+
+
+class PodAffinityTerm(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    # None and an empty selector differ in Kubernetes: None matches nothing, {} matches everything.
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] = []
+    topology_key: str = ""
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] = []
+    mismatch_label_keys: list[str] = []
+
+
+class WeightedPodAffinityTerm(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = msgspec.field(default_factory=PodAffinityTerm)
+
+
+class PodAffinity(msgspec.Struct, gc=False, omit_defaults=True,
+                  rename={"required": "requiredDuringSchedulingIgnoredDuringExecution",
+                          "preferred": "preferredDuringSchedulingIgnoredDuringExecution"}):
+    """Used for both podAffinity and podAntiAffinity: the API gives them the same shape."""
+
+    required: list[PodAffinityTerm] = []
+    preferred: list[WeightedPodAffinityTerm] = []
+
+
 class Affinity(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     node_affinity: NodeAffinity | None = None
-    # Kept undecoded until InterPodAffinity exists; only its presence is checked for warnings.
-    pod_affinity: msgspec.Raw | None = None
-    pod_anti_affinity: msgspec.Raw | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
 
 
 class Toleration(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):

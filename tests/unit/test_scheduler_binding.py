@@ -1,0 +1,201 @@
+"""The binding cycle and the scheduler's health, driven without I/O: a scripted client stands in for
+the apiserver's answers to bindings and status patches (nothing here replaces the integration tests)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+import pytest
+
+from kubesched.api import ApiClient, KubeconfigError
+from kubesched.api.client import Response
+from kubesched.api.errors import ApiConnectionError
+from kubesched.config.load import load
+from kubesched.queue import QueuedPodInfo
+from kubesched.scheduler import Scheduler
+from tests.builders import make_node, make_pod
+
+Answer = Callable[[str, str], Awaitable[Response]]
+
+
+class ScriptedClient:
+    """Answers each request with `answer(method, path)`; records what was asked, in order."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.calls: list[tuple[str, str]] = []
+        self.credentials_failing_since: float | None = None
+
+    async def request(self, method: str, path: str, **_: Any) -> Response:
+        self.calls.append((method, path))
+        return await self.answer(method, path)
+
+    async def get(self, path: str, params: Any = None) -> bytes:
+        raise ApiConnectionError(f"GET {path}: connection refused")
+
+    @asynccontextmanager
+    async def stream(self, path: str, params: Any = None, **_: Any) -> AsyncIterator[AsyncIterator[bytes]]:
+        raise ApiConnectionError(f"GET {path}: connection refused")
+        yield  # pragma: no cover
+
+
+async def created(_: str, __: str) -> Response:
+    return Response(201, b"{}")
+
+
+def raising(exc: Exception) -> Answer:
+    async def answer(method: str, path: str) -> Response:
+        if path.endswith("/binding"):
+            raise exc
+        return Response(200, b"{}")
+    return answer
+
+
+def make_scheduler(answer: Answer, **kw: Any) -> tuple[Scheduler, ScriptedClient]:
+    client = ScriptedClient(answer)
+    sched = Scheduler(cast(ApiClient, client), load(None), **kw)
+    sched.cache.add_node(make_node("n1").capacity(cpu="1").obj())
+    return sched, client
+
+
+def pop(sched: Scheduler) -> QueuedPodInfo:
+    info = sched.queue.pop_nowait()
+    assert info is not None
+    return info
+
+
+@pytest.mark.parametrize("exc", [
+    KubeconfigError("exec credential plugin 'get-token' failed to run: No such file or directory"),
+    RuntimeError("unable to perform operation on <TCPTransport closed=True>; the handler is closed"),
+    ApiConnectionError("POST /binding: connection reset"),
+], ids=["credentials", "transport-runtime-error", "connection"])
+async def test_a_bind_that_raises_forgets_the_pod_and_requeues_it(exc: Exception) -> None:
+    sched, _ = make_scheduler(raising(exc))
+    pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
+    sched.queue.add(pod)
+    sched.schedule_one(pop(sched))
+    assert sched.cache.is_assumed(pod)
+    await sched.binds.wait()
+    assert not sched.cache.is_assumed(pod)
+    assert sched.queue.where(pod.metadata.uid) in ("backoff", "unschedulable")
+    assert sched.queue.in_flight() == []
+    assert sched.stats.bind_failures == 1
+    # The room is free again: another pod of the same size fits the node.
+    other = make_pod("q").scheduler("kubesched").req(cpu="1").obj()
+    sched.queue.add(other)
+    sched.schedule_one(pop(sched))
+    assert sched.cache.is_assumed(other)
+
+
+async def test_a_cancelled_bind_forgets_the_pod() -> None:
+    hang = asyncio.Event()
+
+    async def never(_: str, __: str) -> Response:
+        await hang.wait()
+        raise AssertionError("unreachable")
+
+    sched, _ = make_scheduler(never)
+    pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
+    sched.queue.add(pod)
+    sched.schedule_one(pop(sched))
+    await asyncio.sleep(0)
+    await sched.binds.cancel()
+    assert not sched.cache.is_assumed(pod)
+
+
+async def test_a_successful_bind_keeps_the_pod_assumed_until_the_informer_confirms() -> None:
+    sched, client = make_scheduler(created)
+    pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
+    sched.queue.add(pod)
+    sched.schedule_one(pop(sched))
+    await sched.binds.wait()
+    assert sched.cache.is_assumed(pod)
+    assert client.calls == [("POST", "/api/v1/namespaces/default/pods/p/binding")]
+    assert sched.stats.scheduled == 1
+
+
+async def test_a_condition_queued_before_the_bind_is_dropped() -> None:
+    sched, client = make_scheduler(created)
+    pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
+    sched.conditions.submit(pod, "0/1 nodes are available: 1 Insufficient cpu.")
+    sched.queue.add(pod)
+    sched.schedule_one(pop(sched))
+    writer = asyncio.create_task(sched.conditions.run())
+    await sched.binds.wait()
+    await sched.conditions.flush()
+    writer.cancel()
+    assert [m for m, _ in client.calls] == ["POST"]
+
+
+async def test_a_condition_being_written_lands_before_the_binding() -> None:
+    release, patching = asyncio.Event(), asyncio.Event()
+
+    async def slow_patch(method: str, path: str) -> Response:
+        if method == "PATCH":
+            patching.set()
+            await release.wait()
+        return Response(201 if method == "POST" else 200, b"{}")
+
+    sched, client = make_scheduler(slow_patch)
+    pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
+    writer = asyncio.create_task(sched.conditions.run())
+    sched.conditions.submit(pod, "0/1 nodes are available: 1 Insufficient cpu.")
+    await patching.wait()  # the worker has sent the patch and waits for its answer
+    sched.queue.add(pod)
+    sched.schedule_one(pop(sched))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert [m for m, _ in client.calls] == ["PATCH"]  # the binding waits
+    release.set()
+    await sched.binds.wait()
+    writer.cancel()
+    assert [m for m, _ in client.calls] == ["PATCH", "POST"]
+
+
+def test_health_fails_when_credentials_fail_past_the_limit() -> None:
+    now = [100.0]
+    sched, client = make_scheduler(created, failure_limit=60, clock=lambda: now[0])
+    assert sched.health() is None
+    client.credentials_failing_since = 50.0
+    assert sched.health() is None
+    now[0] = 111.0
+    assert sched.health() == "no credentials for 61s"
+
+
+def test_health_fails_when_an_informer_fails_past_the_limit() -> None:
+    now = [0.0]
+    sched, _ = make_scheduler(created, failure_limit=60, clock=lambda: now[0])
+    sched.pods.failing_fatally_since = 0.0
+    sched.pods.last_error = "KubeconfigError: cannot read tokenFile '/t': No such file or directory"
+    now[0] = 30.0
+    assert sched.health() is None
+    now[0] = 61.0
+    assert sched.health() == ("informer/pods has failed for 61s: KubeconfigError: cannot read tokenFile '/t': "
+                              "No such file or directory")
+
+
+async def test_run_fails_when_a_critical_task_ends() -> None:
+    sched, _ = make_scheduler(created)
+
+    async def dies() -> None:
+        raise RuntimeError("informer bug")
+
+    sched._informers = ()
+    sched.events.run = dies  # type: ignore[method-assign]
+    with pytest.raises(Exception, match="task events failed: RuntimeError: informer bug"):
+        await asyncio.wait_for(sched.run(), 5)
+
+
+async def test_stop_before_sync_returns() -> None:
+    async def unreachable(_: str, __: str) -> Response:
+        raise ApiConnectionError("connection refused")
+
+    sched, _ = make_scheduler(unreachable)
+    run = asyncio.create_task(sched.run())
+    await asyncio.sleep(0.05)
+    await asyncio.wait_for(sched.stop(), 5)
+    await asyncio.wait_for(run, 5)
+    assert not sched.ready.is_set()
