@@ -17,7 +17,15 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from kubesched.api.kubeconfig import KubeconfigError, load_config, load_incluster, load_kubeconfig
+from kubesched.api.kubeconfig import (
+    Credentials,
+    ExecConfig,
+    KubeconfigError,
+    load_config,
+    load_incluster,
+    load_kubeconfig,
+)
+from kubesched.queue.clock import FakeClock
 
 
 def _cert(cn: str, issuer_key: Any = None, issuer: x509.Name | None = None) -> tuple[bytes, bytes, Any, x509.Name]:
@@ -303,3 +311,139 @@ async def test_base64_may_span_lines_and_paths_resolve_per_file(tmp_path: Path, 
     assert cfg.ssl_context is not None
     assert ca_subjects(cfg.ssl_context) == ["test-ca"]
     assert await cfg.credentials.authorization() == "Bearer from-second"
+
+
+def counting_plugin(tmp_path: Path, expiry: str | None) -> ExecConfig:
+    """An exec plugin that counts its runs in a file and returns a token valid until expiry."""
+    script = tmp_path / "plugin.py"
+    status = {"token": "exec-token", **({"expirationTimestamp": expiry} if expiry else {})}
+    script.write_text(
+        "import json, pathlib\n"
+        f"runs = pathlib.Path({str(tmp_path / 'runs')!r})\n"
+        "runs.write_text(str(int(runs.read_text() if runs.exists() else '0') + 1))\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', 'kind': 'ExecCredential',\n"
+        f"                  'status': {status!r}}}))\n"
+    )
+    return ExecConfig(command=sys.executable, args=[str(script)])
+
+
+def plugin_runs(tmp_path: Path) -> int:
+    runs = tmp_path / "runs"
+    return int(runs.read_text()) if runs.exists() else 0
+
+
+def rfc3339(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def test_exec_token_with_seconds_left_is_reused(tmp_path: Path) -> None:
+    # A token that expires in 5 s is still good now; re-running the plugin per request is not.
+    cred = Credentials(exec_config=counting_plugin(tmp_path, rfc3339(dt.datetime.now(dt.UTC).timestamp() + 5)))
+    assert await cred.authorization() == "Bearer exec-token"
+    assert await cred.authorization() == "Bearer exec-token"
+    assert plugin_runs(tmp_path) == 1
+
+
+START = 1_800_000_000.0  # the fake wall clock's start, epoch seconds
+
+
+@pytest.mark.parametrize(
+    ("expires_in", "request_times", "runs"),
+    [
+        pytest.param(5.0, [0.0, 4.0], 1, id="short-lived-cached-until-expiry"),
+        pytest.param(5.0, [0.0, 4.0, 6.0], 2, id="rerun-once-past-expiry"),
+        pytest.param(3600.0, [0.0, 3599.0, 3601.0], 2, id="hour-token"),
+        pytest.param(None, [0.0, 10.0**6], 1, id="no-expiry-cached-until-401"),
+        # client-go re-runs the plugin while the credential it returned is past its expiry.
+        pytest.param(-1.0, [0.0, 0.0], 2, id="expired-on-arrival"),
+    ],
+)
+async def test_exec_credential_cached_until_expiration_timestamp(
+    tmp_path: Path, expires_in: float | None, request_times: list[float], runs: int
+) -> None:
+    clock = FakeClock(START)
+    expiry = rfc3339(START + expires_in) if expires_in is not None else None
+    cred = Credentials(exec_config=counting_plugin(tmp_path, expiry), clock=clock.now)
+    for t in request_times:
+        clock.set(START + t)
+        assert await cred.authorization() == "Bearer exec-token"
+    assert plugin_runs(tmp_path) == runs
+
+
+async def test_exec_credential_rerun_after_invalidate(tmp_path: Path) -> None:
+    clock = FakeClock(START)
+    cred = Credentials(exec_config=counting_plugin(tmp_path, None), clock=clock.now)
+    await cred.authorization()
+    cred.invalidate()
+    await cred.authorization()
+    assert plugin_runs(tmp_path) == 2
+
+
+async def test_token_file_wins_over_token(tmp_path: Path) -> None:
+    (tmp_path / "tok").write_text("from-file\n")
+    cfg = load_kubeconfig(str(write_config(tmp_path, {"token": "static", "tokenFile": "tok"})))
+    assert await cfg.credentials.authorization() == "Bearer from-file"
+
+
+@pytest.mark.parametrize(
+    ("token", "first_file", "wait", "later_file", "first", "later"),
+    [
+        pytest.param("static", "one", 0.0, "one", "one", "one", id="file-wins-over-token"),
+        pytest.param("", "one", 30.0, "two", "one", "one", id="cached-within-a-minute"),
+        pytest.param("", "one", 61.0, "two", "one", "two", id="reread-after-a-minute"),
+        pytest.param("static", "one", 61.0, "two", "one", "two", id="reread-with-token-set"),
+        pytest.param("static", None, 61.0, None, "static", "static", id="unreadable-falls-back-to-token"),
+        pytest.param("static", None, 61.0, "one", "static", "one", id="file-appears-later"),
+        pytest.param("", "one", 61.0, None, "one", "one", id="deleted-keeps-last-read"),
+        pytest.param("static", "one", 61.0, None, "one", "one", id="deleted-keeps-last-read-not-token"),
+    ],
+)
+async def test_token_file_refresh(
+    tmp_path: Path, token: str, first_file: str | None, wait: float, later_file: str | None, first: str, later: str
+) -> None:
+    tok = tmp_path / "tok"
+
+    def put(content: str | None) -> None:
+        if content is None:
+            tok.unlink(missing_ok=True)
+        else:
+            tok.write_text(content + "\n")
+
+    clock = FakeClock(START)
+    cred = Credentials(token=token, token_file=str(tok), clock=clock.now)
+    put(first_file)
+    assert await cred.authorization() == f"Bearer {first}"
+    put(later_file)
+    clock.step(wait)
+    assert await cred.authorization() == f"Bearer {later}"
+
+
+async def test_token_file_unreadable_without_token_is_an_error(tmp_path: Path) -> None:
+    cred = Credentials(token_file=str(tmp_path / "absent"), clock=FakeClock(START).now)
+    with pytest.raises(KubeconfigError, match=r"cannot read tokenFile .*absent"):
+        await cred.authorization()
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        pytest.param("not json", r"printed no valid ExecCredential", id="not-json"),
+        pytest.param('{"status": {"token": "t", "expirationTimestamp": "soon"}}',
+                     r"printed no valid ExecCredential: .*expirationTimestamp", id="bad-timestamp"),
+        pytest.param('{"status": {"token": 7}}', r"printed no valid ExecCredential: .*status\.token", id="token-type"),
+        pytest.param('{"status": {}}', r"returned no status\.token", id="no-token"),
+    ],
+)
+async def test_exec_plugin_bad_output_is_clear(tmp_path: Path, output: str, message: str) -> None:
+    cred = Credentials(exec_config=ExecConfig(command=sys.executable, args=["-c", f"print({output!r})"]))
+    with pytest.raises(KubeconfigError, match=message):
+        await cred.authorization()
+
+
+async def test_token_wins_over_exec(tmp_path: Path) -> None:
+    # As client-go: the bearer token is set first and the exec round tripper then stays out.
+    cred = Credentials(token="static", exec_config=counting_plugin(tmp_path, None))
+    assert await cred.authorization() == "Bearer static"
+    cred.invalidate()
+    assert await cred.authorization() == "Bearer static"
+    assert plugin_runs(tmp_path) == 0

@@ -17,15 +17,17 @@ import base64
 import datetime as dt
 import json
 import logging
+import math
 import os
 import ssl
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
+import msgspec
 import orjson
 
 from kubesched.api.kubeconfig_schema import (
@@ -60,8 +62,16 @@ class ExecConfig:
     base_dir: str = ""
 
 
+# Wall-clock seconds since the epoch: an exec credential's expirationTimestamp is wall-clock time.
+WallClock = Callable[[], float]
+
+
 class Credentials:
-    """Produces the Authorization header; refreshes file and exec tokens when they go stale."""
+    """Produces the Authorization header; refreshes file and exec tokens when they go stale.
+
+    Which credential is used follows client-go: a tokenFile wins over a token (the token is only the
+    fallback until the file has been read), and either wins over an exec plugin.
+    """
 
     def __init__(
         self,
@@ -70,12 +80,17 @@ class Credentials:
         token_file: str = "",
         exec_config: ExecConfig | None = None,
         cluster_info: dict[str, Any] | None = None,
+        clock: WallClock = time.time,
     ) -> None:
         self._token = token
         self._token_file = token_file
-        self._exec = exec_config
+        # client-go's bearer-token round tripper sets Authorization first, and the exec round
+        # tripper leaves a request that already carries one alone: the plugin would never run.
+        self._exec = exec_config if not (token or token_file) else None
         self._cluster_info = cluster_info or {}
-        self._expires = 0.0 if (token_file or exec_config) and not token else float("inf")
+        self._clock = clock
+        self._expires = -math.inf if self.dynamic else math.inf
+        self._file_failing = False
         self._lock = asyncio.Lock()
 
     @property
@@ -85,33 +100,64 @@ class Credentials:
     def invalidate(self) -> None:
         """After a 401: a dynamic token is fetched again on the next request."""
         if self.dynamic:
-            self._expires = 0.0
+            self._expires = -math.inf
+
+    def _stale(self) -> bool:
+        # client-go: a credential is used until the clock is past its expiry, however close it is.
+        return self._clock() > self._expires
 
     async def authorization(self) -> str | None:
-        if time.monotonic() >= self._expires:
+        if self._stale():
             async with self._lock:
-                if time.monotonic() >= self._expires:
+                if self._stale():
                     await self._refresh()
         return f"Bearer {self._token}" if self._token else None
 
     async def _refresh(self) -> None:
         if self._token_file:
-            self._token = _read_token(self._token_file)
-            self._expires = time.monotonic() + TOKEN_FILE_REFRESH
+            self._refresh_token_file()
         elif self._exec is not None:
-            self._token, lifetime = await run_exec_plugin(self._exec, self._cluster_info)
-            self._expires = time.monotonic() + lifetime
+            self._token, self._expires = await run_exec_plugin(self._exec, self._cluster_info)
+
+    def _refresh_token_file(self) -> None:
+        try:
+            token = _read_token(self._token_file)
+        except KubeconfigError as e:
+            if not self._token:
+                raise
+            # As client-go's caching token source: keep the last good token (or the kubeconfig's
+            # token) and try the file again on the next request, so a rotation is picked up soon.
+            if not self._file_failing:
+                log.warning("%s; using the token read before", e)
+            self._file_failing = True
+            return
+        self._file_failing = False
+        self._token = token
+        self._expires = self._clock() + TOKEN_FILE_REFRESH
 
 
 def _read_token(path: str) -> str:
     try:
         return Path(path).read_text().strip()
-    except OSError as e:
-        raise KubeconfigError(f"cannot read tokenFile {path!r}: {e.strerror or e}") from e
+    except (OSError, UnicodeDecodeError) as e:
+        detail = e.strerror if isinstance(e, OSError) and e.strerror else e
+        raise KubeconfigError(f"cannot read tokenFile {path!r}: {detail}") from e
+
+
+class _ExecStatus(msgspec.Struct):
+    token: str = ""
+    expiration_timestamp: Annotated[dt.datetime, msgspec.Meta(tz=True)] | None = msgspec.field(
+        default=None, name="expirationTimestamp"
+    )
+
+
+class _ExecCredential(msgspec.Struct):
+    status: _ExecStatus | None = None
 
 
 async def run_exec_plugin(cfg: ExecConfig, cluster_info: Mapping[str, Any]) -> tuple[str, float]:
-    """Run a client.authentication.k8s.io ExecCredential plugin; returns (token, seconds valid)."""
+    """Run a client.authentication.k8s.io ExecCredential plugin; returns (token, expiry as epoch
+    seconds, infinite when the plugin names none)."""
     spec: dict[str, Any] = {"interactive": False}
     if cfg.provide_cluster_info:
         spec["cluster"] = dict(cluster_info)
@@ -134,22 +180,16 @@ async def run_exec_plugin(cfg: ExecConfig, cluster_info: Mapping[str, Any]) -> t
             f"{err.decode(errors='replace').strip()}"
         )
     try:
-        status = orjson.loads(out).get("status") or {}
-    except orjson.JSONDecodeError as e:
-        raise KubeconfigError(f"exec credential plugin {cfg.command!r} printed no ExecCredential JSON") from e
-    token = status.get("token", "")
-    if not token:
+        status = msgspec.json.decode(out, type=_ExecCredential).status or _ExecStatus()
+    except (msgspec.DecodeError, msgspec.ValidationError) as e:
+        raise KubeconfigError(f"exec credential plugin {cfg.command!r} printed no valid ExecCredential: {e}") from e
+    if not status.token:
         raise KubeconfigError(
             f"exec credential plugin {cfg.command!r} returned no status.token "
             "(client certificates from exec plugins are not supported)"
         )
-    lifetime = float("inf")
-    expiry = status.get("expirationTimestamp")
-    if expiry:
-        when = dt.datetime.fromisoformat(expiry.replace("Z", "+00:00"))
-        # Refresh a little early so a request never carries a token that expires in transit.
-        lifetime = max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds() - 10)
-    return token, lifetime
+    expiry = status.expiration_timestamp
+    return status.token, expiry.timestamp() if expiry is not None else math.inf
 
 
 @dataclass
