@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.config.errors import ConfigError
 from kubesched.config.types import PluginRef, ProfileConfig
 from kubesched.framework import (
     CycleState,
@@ -350,8 +351,10 @@ def test_tolerate_in_cycle_copies_the_pod() -> None:
 
 def test_registry_factory_without_jobs_and_bad_args() -> None:
     assert isinstance(new({}), CronJobPool)
-    with pytest.raises(ValueError, match=r"CronJobPool args: args\.pools\[0\]\.fallback: Unsupported value"):
+    with pytest.raises(ConfigError, match=r"CronJobPool args: args\.pools\[0\]\.fallback: Unsupported value"):
         new({"pools": [{"name": "x", "fallback": "sometimes"}]})
+    with pytest.raises(ConfigError, match=r"CronJobPool args: args\.pools\[0\]\.name: Required value"):
+        new({"pools": [{"name": None}]})
 
 
 # --- whole scheduling cycles -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from kubesched.config import ConfigError, load, loads
+from kubesched.plugins.cronjob_pool import new_cronjob_pool
 from kubesched.plugins.pool_config import parse_args, typed, validate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,6 +120,11 @@ BAD = [
     ("owner-wait-duration", {"ownerWaitSeconds": "30s"}, 'ownerWaitSeconds: Invalid value: "30s": must be an integer'),
     ("pool-not-mapping", {"pools": ["cronjob"]}, 'pools[0]: Invalid value: "cronjob": must be a mapping'),
     ("name-missing", {"pools": [{}]}, "pools[0].name: Required value: each pool needs a name"),
+    # `- name:` in YAML: a null name is a missing name, not an empty one the plugin trips over later.
+    ("name-null", {"pools": [{"name": None}]}, "pools[0].name: Required value: each pool needs a name"),
+    ("name-empty", pool_args(name=""), "pools[0].name: Required value: each pool needs a name"),
+    ("name-not-string", pool_args(name=5), "pools[0].name: Invalid value: 5: must be a string"),
+    ("pool-null", {"pools": [None]}, "pools[0].name: Required value: each pool needs a name"),
     ("name-not-dns", pool_args(name="Cron_Job"), 'pools[0].name: Invalid value: "Cron_Job": must be a DNS label'),
     ("name-none", pool_args(name="none"), 'pools[0].name: Invalid value: "none": is reserved'),
     ("name-duplicate", {"pools": [{"name": "a"}, {"name": "a"}]},
@@ -135,6 +141,16 @@ BAD = [
      "Jobs only"),
     ("owner-kinds-too-long", pool_args(pods={"ownerKinds": ["Job", "CronJob", "Thing"]}),
      "pools[0].pods.ownerKinds: Invalid value: [\"Job\", \"CronJob\", \"Thing\"]"),
+    ("owner-kinds-duplicate", pool_args(pods={"ownerKinds": ["Job", "Job"]}),
+     'pools[0].pods.ownerKinds[1]: Duplicate value: "Job"'),
+    ("owner-kind-not-string", pool_args(pods={"ownerKinds": [1]}),
+     "pools[0].pods.ownerKinds[0]: Invalid value: 1: must be a string"),
+    # After a non-string is dropped, a later item's error still names its own index.
+    ("owner-kind-index-after-non-string", pool_args(pods={"ownerKinds": [1, "job"]}),
+     'pools[0].pods.ownerKinds[1]: Invalid value: "job": must be a resource kind'),
+    ("selector-value-index-after-non-string", pool_args(pods={"selector": {"matchExpressions": [
+        {"key": "a", "operator": "In", "values": [1, "b c"]}]}}),
+     'pools[0].pods.selector.matchExpressions[0].values[1]: Invalid value: "b c"'),
     ("owner-kinds-not-list", pool_args(pods={"ownerKinds": "Job"}),
      'pools[0].pods.ownerKinds: Invalid value: "Job": must be a list'),
     ("pod-selector-empty", pool_args(pods={"selector": {}}),
@@ -187,6 +203,24 @@ def test_bad_values_are_named_with_their_path(args: Any, error: str) -> None:
     assert f"{ARGS_PATH}.{error}" in str(info.value)
 
 
+@pytest.mark.parametrize("args", [
+    pytest.param({"ownerWaitSeconds": None, "excludedNodes": None, "pools": None}, id="top-level-nulls"),
+    pytest.param(pool_args(pods=None, nodes=None, exclusive=None, fallback=None), id="pool-field-nulls"),
+    pytest.param(pool_args(taint={"key": "k", "value": None, "effect": None}), id="taint-field-nulls"),
+    pytest.param(pool_args(pods={"ownerKinds": None,
+                                 "selector": {"matchLabels": {"a": "b"}, "matchExpressions": None}}),
+                 id="pods-field-nulls"),
+    pytest.param(pool_args(taint=None), id="no-taint"),
+])
+def test_accepted_args_build_the_plugin(args: dict[str, Any]) -> None:
+    # Start-up validates the loader's output again in the plugin's factory; whatever the loader
+    # accepts must pass there too, or a config mistake surfaces as a ValueError traceback.
+    profile = loads(config_with(args)).profiles[0]
+    parsed = profile.plugin_args["CronJobPool"]
+    assert validate(parsed)[1] == []
+    new_cronjob_pool(parsed)
+
+
 def test_args_of_the_wrong_kind() -> None:
     with pytest.raises(ConfigError, match=r'args\.kind: Invalid value: "NodeAffinityArgs": must be '
                                           r'"CronJobPoolArgs"'):
@@ -199,3 +233,14 @@ def test_every_error_is_reported_at_once() -> None:
     parse_args({"pools": [{"name": "A", "fallback": "x", "exclusive": 1}]}, "args", errs)
     assert sorted(e.path for e in errs) == ["args.pools[0].exclusive", "args.pools[0].fallback",
                                             "args.pools[0].name"]
+
+
+@pytest.mark.parametrize(("selector", "paths"), [
+    pytest.param({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]},
+                 ["args.pools[0].pods.selector.matchExpressions[0].operator"], id="rejected-expression"),
+    pytest.param({"matchLabels": {"a": 1}}, ["args.pools[0].pods.selector.matchLabels[a]"], id="rejected-label"),
+    pytest.param({"matchLabels": {}}, ["args.pools[0].pods.selector"], id="written-empty"),
+])
+def test_a_rejected_selector_entry_is_one_error(selector: dict[str, Any], paths: list[str]) -> None:
+    # Not also "an empty selector would match all pods": the selector was not written empty.
+    assert [x.path for x in validate(pool_args(pods={"selector": selector}))[1]] == paths

@@ -14,20 +14,31 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import datetime as dt
+import json
 import logging
+import math
 import os
 import ssl
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Generic, TypeVar
 
+import msgspec
 import orjson
-import yaml
+
+from kubesched.api.kubeconfig_schema import (
+    ClusterSpec,
+    ContextSpec,
+    KubeconfigError,
+    KubeconfigFile,
+    UserSpec,
+    decode_base64,
+    read_file,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +46,10 @@ SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 # client-go re-reads a token file at most once a minute; projected service-account tokens rotate.
 TOKEN_FILE_REFRESH = 60.0
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
+T = TypeVar("T")
 
-
-class KubeconfigError(ValueError):
-    """A kubeconfig that cannot be used; the message names the file, the field and what is valid."""
+__all__ = ["ClusterConfig", "Credentials", "ExecConfig", "KubeconfigError", "load_config", "load_incluster",
+           "load_kubeconfig"]
 
 
 @dataclass
@@ -51,8 +62,16 @@ class ExecConfig:
     base_dir: str = ""
 
 
+# Wall-clock seconds since the epoch: an exec credential's expirationTimestamp is wall-clock time.
+WallClock = Callable[[], float]
+
+
 class Credentials:
-    """Produces the Authorization header; refreshes file and exec tokens when they go stale."""
+    """Produces the Authorization header; refreshes file and exec tokens when they go stale.
+
+    Which credential is used follows client-go: a tokenFile wins over a token (the token is only the
+    fallback until the file has been read), and either wins over an exec plugin.
+    """
 
     def __init__(
         self,
@@ -61,12 +80,17 @@ class Credentials:
         token_file: str = "",
         exec_config: ExecConfig | None = None,
         cluster_info: dict[str, Any] | None = None,
+        clock: WallClock = time.time,
     ) -> None:
         self._token = token
         self._token_file = token_file
-        self._exec = exec_config
+        # client-go's bearer-token round tripper sets Authorization first, and the exec round
+        # tripper leaves a request that already carries one alone: the plugin would never run.
+        self._exec = exec_config if not (token or token_file) else None
         self._cluster_info = cluster_info or {}
-        self._expires = 0.0 if (token_file or exec_config) and not token else float("inf")
+        self._clock = clock
+        self._expires = -math.inf if self.dynamic else math.inf
+        self._file_failing = False
         self._lock = asyncio.Lock()
 
     @property
@@ -76,33 +100,64 @@ class Credentials:
     def invalidate(self) -> None:
         """After a 401: a dynamic token is fetched again on the next request."""
         if self.dynamic:
-            self._expires = 0.0
+            self._expires = -math.inf
+
+    def _stale(self) -> bool:
+        # client-go: a credential is used until the clock is past its expiry, however close it is.
+        return self._clock() > self._expires
 
     async def authorization(self) -> str | None:
-        if time.monotonic() >= self._expires:
+        if self._stale():
             async with self._lock:
-                if time.monotonic() >= self._expires:
+                if self._stale():
                     await self._refresh()
         return f"Bearer {self._token}" if self._token else None
 
     async def _refresh(self) -> None:
         if self._token_file:
-            self._token = _read_token(self._token_file)
-            self._expires = time.monotonic() + TOKEN_FILE_REFRESH
+            self._refresh_token_file()
         elif self._exec is not None:
-            self._token, lifetime = await run_exec_plugin(self._exec, self._cluster_info)
-            self._expires = time.monotonic() + lifetime
+            self._token, self._expires = await run_exec_plugin(self._exec, self._cluster_info)
+
+    def _refresh_token_file(self) -> None:
+        try:
+            token = _read_token(self._token_file)
+        except KubeconfigError as e:
+            if not self._token:
+                raise
+            # As client-go's caching token source: keep the last good token (or the kubeconfig's
+            # token) and try the file again on the next request, so a rotation is picked up soon.
+            if not self._file_failing:
+                log.warning("%s; using the token read before", e)
+            self._file_failing = True
+            return
+        self._file_failing = False
+        self._token = token
+        self._expires = self._clock() + TOKEN_FILE_REFRESH
 
 
 def _read_token(path: str) -> str:
     try:
         return Path(path).read_text().strip()
-    except OSError as e:
-        raise KubeconfigError(f"cannot read tokenFile {path!r}: {e.strerror or e}") from e
+    except (OSError, UnicodeDecodeError) as e:
+        detail = e.strerror if isinstance(e, OSError) and e.strerror else e
+        raise KubeconfigError(f"cannot read tokenFile {path!r}: {detail}") from e
+
+
+class _ExecStatus(msgspec.Struct):
+    token: str = ""
+    expiration_timestamp: Annotated[dt.datetime, msgspec.Meta(tz=True)] | None = msgspec.field(
+        default=None, name="expirationTimestamp"
+    )
+
+
+class _ExecCredential(msgspec.Struct):
+    status: _ExecStatus | None = None
 
 
 async def run_exec_plugin(cfg: ExecConfig, cluster_info: Mapping[str, Any]) -> tuple[str, float]:
-    """Run a client.authentication.k8s.io ExecCredential plugin; returns (token, seconds valid)."""
+    """Run a client.authentication.k8s.io ExecCredential plugin; returns (token, expiry as epoch
+    seconds, infinite when the plugin names none)."""
     spec: dict[str, Any] = {"interactive": False}
     if cfg.provide_cluster_info:
         spec["cluster"] = dict(cluster_info)
@@ -125,22 +180,16 @@ async def run_exec_plugin(cfg: ExecConfig, cluster_info: Mapping[str, Any]) -> t
             f"{err.decode(errors='replace').strip()}"
         )
     try:
-        status = orjson.loads(out).get("status") or {}
-    except orjson.JSONDecodeError as e:
-        raise KubeconfigError(f"exec credential plugin {cfg.command!r} printed no ExecCredential JSON") from e
-    token = status.get("token", "")
-    if not token:
+        status = msgspec.json.decode(out, type=_ExecCredential).status or _ExecStatus()
+    except (msgspec.DecodeError, msgspec.ValidationError) as e:
+        raise KubeconfigError(f"exec credential plugin {cfg.command!r} printed no valid ExecCredential: {e}") from e
+    if not status.token:
         raise KubeconfigError(
             f"exec credential plugin {cfg.command!r} returned no status.token "
             "(client certificates from exec plugins are not supported)"
         )
-    lifetime = float("inf")
-    expiry = status.get("expirationTimestamp")
-    if expiry:
-        when = dt.datetime.fromisoformat(expiry.replace("Z", "+00:00"))
-        # Refresh a little early so a request never carries a token that expires in transit.
-        lifetime = max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds() - 10)
-    return token, lifetime
+    expiry = status.expiration_timestamp
+    return status.token, expiry.timestamp() if expiry is not None else math.inf
 
 
 @dataclass
@@ -190,62 +239,59 @@ def build_ssl_context(
 # --- kubeconfig files ----------------------------------------------------------------------------
 
 
-def _named(doc: Mapping[str, Any], section: str, source: str) -> dict[str, dict[str, Any]]:
-    items = doc.get(section) or []
-    if not isinstance(items, list):
-        raise KubeconfigError(f"{source}: {section!r} must be a list of {{name, {section[:-1]}}} entries")
-    out: dict[str, dict[str, Any]] = {}
-    for i, item in enumerate(items):
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise KubeconfigError(f"{source}: {section}[{i}] needs a string 'name'")
-        body = item.get(section[:-1]) or {}
-        if not isinstance(body, dict):
-            raise KubeconfigError(f"{source}: {section}[{i}].{section[:-1]} must be a mapping")
-        out.setdefault(item["name"], {**body, "_dir": item.get("_dir", "")})
+@dataclass(frozen=True)
+class _Entry(Generic[T]):
+    """A named entry with where it came from: relative paths and messages refer to its own file."""
+
+    body: T
+    file: Path
+    where: str  # e.g. "clusters[0].cluster"
+
+    def at(self, field_name: str) -> str:
+        return f"{self.file}: {self.where}.{field_name}"
+
+
+def _named(docs: Sequence[tuple[Path, KubeconfigFile]], section: str) -> dict[str, _Entry[Any]]:
+    """Name -> entry over all files; the first file to define a name wins, as in kubectl."""
+    out: dict[str, _Entry[Any]] = {}
+    for path, doc in docs:
+        seen: dict[str, int] = {}
+        for i, item in enumerate(getattr(doc, section)):
+            # client-go refuses a name twice in one file (only merging files may repeat one).
+            if item.name in seen:
+                raise KubeconfigError(
+                    f"{path}: {section}[{i}].name: {json.dumps(item.name)} is already {section}[{seen[item.name]}]; "
+                    "names must be unique within a file"
+                )
+            seen[item.name] = i
+            body_field = section[:-1]
+            out.setdefault(item.name, _Entry(getattr(item, body_field), path, f"{section}[{i}].{body_field}"))
     return out
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise KubeconfigError(f"cannot read kubeconfig {path}: {e.strerror or e}") from e
-    try:
-        doc = yaml.safe_load(text) or {}
-    except yaml.YAMLError as e:
-        raise KubeconfigError(f"{path}: not valid YAML: {e}") from e
-    if not isinstance(doc, dict):
-        raise KubeconfigError(f"{path}: a kubeconfig must be a mapping with clusters, users and contexts")
-    # Relative paths inside a kubeconfig are relative to the file that names them.
-    for section in ("clusters", "users"):
-        for item in doc.get(section) or []:
-            if isinstance(item, dict):
-                item["_dir"] = str(path.parent)
-    return doc
+def _resolve(base: Path, name: str) -> Path:
+    path = Path(os.path.expanduser(name))
+    return path if path.is_absolute() else base.parent / path
 
 
-def _data_or_file(
-    body: Mapping[str, Any], data_key: str, file_key: str, where: str
-) -> bytes | None:
-    data = body.get(data_key)
+def _data_or_file(entry: _Entry[Any], data_key: str, file_key: str) -> bytes | None:
+    data: str = getattr(entry.body, data_key.replace("-", "_"))
     if data:
         try:
-            return base64.b64decode(data, validate=True)
-        except (binascii.Error, TypeError) as e:
-            raise KubeconfigError(f"{where}.{data_key}: not valid base64 ({e})") from e
-    name = body.get(file_key)
+            return decode_base64(data)
+        except ValueError as e:
+            raise KubeconfigError(f"{entry.at(data_key)}: {e}") from e
+    name: str = getattr(entry.body, file_key.replace("-", "_"))
     if name:
-        path = Path(os.path.expanduser(name))
-        if not path.is_absolute():
-            path = Path(body.get("_dir", ""), path)
+        path = _resolve(entry.file, name)
         try:
             return path.read_bytes()
         except OSError as e:
-            raise KubeconfigError(f"{where}.{file_key}: cannot read {path}: {e.strerror or e}") from e
+            raise KubeconfigError(f"{entry.at(file_key)}: cannot read {path}: {e.strerror or e}") from e
     return None
 
 
-def _choices(names: Sequence[str]) -> str:
+def _choices(names: Iterable[str]) -> str:
     return ", ".join(sorted(names)) or "(none defined)"
 
 
@@ -255,76 +301,76 @@ def load_kubeconfig(paths: str | Sequence[str], context: str | None = None) -> C
     path_list = [p for p in path_list if p]
     if not path_list:
         raise KubeconfigError("no kubeconfig path given")
-    docs = [_read_yaml(Path(os.path.expanduser(p))) for p in path_list]
+    files = [Path(os.path.expanduser(p)) for p in path_list]
+    read = [(path, *read_file(path)) for path in files]
+    docs = [(path, doc) for path, doc, _ in read]
     source = os.pathsep.join(path_list)
-    merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": []}
-    for doc in docs:
-        for section in merged:
-            merged[section].extend(doc.get(section) or [])
-    current = next((d.get("current-context") for d in docs if d.get("current-context")), "")
-    clusters = _named(merged, "clusters", source)
-    users = _named(merged, "users", source)
-    contexts = _named(merged, "contexts", source)
+    if all(empty for _, _, empty in read):
+        raise KubeconfigError(f"{source}: the file is empty; a kubeconfig needs clusters, users, contexts "
+                              "and a current-context")
+    clusters = _named(docs, "clusters")
+    users = _named(docs, "users")
+    contexts = _named(docs, "contexts")
 
-    ctx_name = context or current
-    if not ctx_name:
-        raise KubeconfigError(
-            f"{source}: no current-context set and no --context given; contexts: {_choices(list(contexts))}"
-        )
-    if ctx_name not in contexts:
-        raise KubeconfigError(
-            f"{source}: context {ctx_name!r} not found; valid contexts: {_choices(list(contexts))}"
-        )
-    ctx = contexts[ctx_name]
-    cluster_name, user_name = ctx.get("cluster", ""), ctx.get("user", "")
+    if context:
+        ctx_name = context
+        if ctx_name not in contexts:
+            raise KubeconfigError(
+                f"{source}: --context {json.dumps(ctx_name)} is not among contexts: {_choices(contexts)}"
+            )
+    else:
+        current = next(((path, d.current_context) for path, d in docs if d.current_context), None)
+        if current is None:
+            raise KubeconfigError(
+                f"{source}: current-context: not set and no --context given; contexts: {_choices(contexts)}"
+            )
+        current_file, ctx_name = current
+        if ctx_name not in contexts:
+            raise KubeconfigError(
+                f"{current_file}: current-context: {json.dumps(ctx_name)} is not among contexts: {_choices(contexts)}"
+            )
+    ctx: _Entry[ContextSpec] = contexts[ctx_name]
+    cluster_name, user_name = ctx.body.cluster, ctx.body.user
     if cluster_name not in clusters:
         raise KubeconfigError(
-            f"{source}: contexts[{ctx_name!r}].cluster is {cluster_name!r}, which is not among clusters: "
-            f"{_choices(list(clusters))}"
+            f"{ctx.at('cluster')}: {json.dumps(cluster_name)} is not among clusters: {_choices(clusters)}"
         )
     if user_name and user_name not in users:
-        raise KubeconfigError(
-            f"{source}: contexts[{ctx_name!r}].user is {user_name!r}, which is not among users: "
-            f"{_choices(list(users))}"
-        )
-    cluster = clusters[cluster_name]
-    user = users.get(user_name, {})
-    cwhere, uwhere = f"{source}: clusters[{cluster_name!r}]", f"{source}: users[{user_name!r}]"
+        raise KubeconfigError(f"{ctx.at('user')}: {json.dumps(user_name)} is not among users: {_choices(users)}")
+    cluster: _Entry[ClusterSpec] = clusters[cluster_name]
+    user: _Entry[UserSpec] = users.get(user_name) or _Entry(UserSpec(), ctx.file, "(no user)")
 
-    server = cluster.get("server")
-    if not isinstance(server, str) or not server.startswith(("https://", "http://")):
-        raise KubeconfigError(f"{cwhere}.server must be an http(s) URL, got {server!r}")
+    server = cluster.body.server
+    if not server.startswith(("https://", "http://")):
+        raise KubeconfigError(f"{cluster.at('server')}: must be an http(s) URL, got {json.dumps(server)}")
     server = server.rstrip("/")
 
-    insecure = bool(cluster.get("insecure-skip-tls-verify", False))
-    ca = _data_or_file(cluster, "certificate-authority-data", "certificate-authority", cwhere)
+    insecure = cluster.body.insecure_skip_tls_verify
+    ca = _data_or_file(cluster, "certificate-authority-data", "certificate-authority")
     if insecure and ca:
         raise KubeconfigError(
-            f"{cwhere}: insecure-skip-tls-verify and a certificate-authority are mutually exclusive"
+            f"{cluster.file}: {cluster.where}: insecure-skip-tls-verify and a certificate-authority are "
+            "mutually exclusive"
         )
-    cert = _data_or_file(user, "client-certificate-data", "client-certificate", uwhere)
-    key = _data_or_file(user, "client-key-data", "client-key", uwhere)
+    cert = _data_or_file(user, "client-certificate-data", "client-certificate")
+    key = _data_or_file(user, "client-key-data", "client-key")
     if bool(cert) != bool(key):
         raise KubeconfigError(
-            f"{uwhere}: client-certificate(-data) and client-key(-data) must be given together"
+            f"{user.file}: {user.where}: client-certificate(-data) and client-key(-data) must be given together"
         )
-    for unsupported in ("username", "auth-provider"):
-        if user.get(unsupported):
+    for unsupported, value in (("username", user.body.username), ("auth-provider", user.body.auth_provider)):
+        if value:
             raise KubeconfigError(
-                f"{uwhere}.{unsupported} is not supported; use client certificates, token, tokenFile or exec"
+                f"{user.at(unsupported)}: not supported; use client certificates, token, tokenFile or exec"
             )
 
-    exec_cfg = None
-    if user.get("exec"):
-        exec_cfg = _exec_config(user["exec"], uwhere, user.get("_dir", ""))
-    token_file = user.get("tokenFile", "")
-    if token_file and not os.path.isabs(token_file):
-        token_file = os.path.join(user.get("_dir", ""), token_file)
+    exec_cfg = _exec_config(user) if user.body.exec is not None else None
+    token_file = str(_resolve(user.file, user.body.token_file)) if user.body.token_file else ""
     cluster_info: dict[str, Any] = {"server": server, "insecure-skip-tls-verify": insecure}
     if ca:
         cluster_info["certificate-authority-data"] = base64.b64encode(ca).decode()
     credentials = Credentials(
-        token=user.get("token", "") or "",
+        token=user.body.token,
         token_file=token_file,
         exec_config=exec_cfg,
         cluster_info=cluster_info,
@@ -341,31 +387,27 @@ def load_kubeconfig(paths: str | Sequence[str], context: str | None = None) -> C
         credentials=credentials,
         source=source,
         context=ctx_name,
-        tls_server_name=cluster.get("tls-server-name") or None,
-        namespace=ctx.get("namespace") or "default",
+        tls_server_name=cluster.body.tls_server_name or None,
+        namespace=ctx.body.namespace or "default",
     )
 
 
-def _exec_config(raw: Any, where: str, base_dir: str) -> ExecConfig:
-    if not isinstance(raw, dict) or not isinstance(raw.get("command"), str):
-        raise KubeconfigError(f"{where}.exec needs a 'command'")
-    api_version = raw.get("apiVersion", "")
-    if api_version not in EXEC_API_VERSIONS:
+def _exec_config(user: _Entry[UserSpec]) -> ExecConfig:
+    spec = user.body.exec
+    assert spec is not None
+    if not spec.command:
+        raise KubeconfigError(f"{user.at('exec.command')}: required: the credential plugin to run")
+    if spec.api_version not in EXEC_API_VERSIONS:
         raise KubeconfigError(
-            f"{where}.exec.apiVersion is {api_version!r}; valid: {', '.join(EXEC_API_VERSIONS)}"
+            f"{user.at('exec.apiVersion')}: is {json.dumps(spec.api_version)}; valid: {', '.join(EXEC_API_VERSIONS)}"
         )
-    env: dict[str, str] = {}
-    for i, item in enumerate(raw.get("env") or []):
-        if not isinstance(item, dict) or "name" not in item:
-            raise KubeconfigError(f"{where}.exec.env[{i}] needs 'name' and 'value'")
-        env[str(item["name"])] = str(item.get("value", ""))
     return ExecConfig(
-        command=raw["command"],
-        args=[str(a) for a in raw.get("args") or []],
-        env=env,
-        api_version=api_version,
-        provide_cluster_info=bool(raw.get("provideClusterInfo", False)),
-        base_dir=base_dir,
+        command=spec.command,
+        args=list(spec.args),
+        env={v.name: v.value for v in spec.env},
+        api_version=spec.api_version,
+        provide_cluster_info=spec.provide_cluster_info,
+        base_dir=str(user.file.parent),
     )
 
 

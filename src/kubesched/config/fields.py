@@ -97,10 +97,16 @@ def get_bool(obj: Mapping[str, Any], key: str, path: str, errs: Errors) -> bool 
 
 
 def get_str_list(obj: Mapping[str, Any], key: str, path: str, errs: Errors) -> list[str]:
-    out: list[str] = []
+    return [item for _, item in get_str_items(obj, key, path, errs)]
+
+
+def get_str_items(obj: Mapping[str, Any], key: str, path: str, errs: Errors) -> list[tuple[int, str]]:
+    """The strings of a list with their index in the file: the non-strings are dropped (and
+    reported), so a later error about an item must use this index, not its place in what is left."""
+    out: list[tuple[int, str]] = []
     for i, item in enumerate(get_list(obj, key, path, errs)):
         if isinstance(item, str):
-            out.append(item)
+            out.append((i, item))
         else:
             errs.append(wrong_type(index(child(path, key), i), item, "a string"))
     return out

@@ -38,6 +38,7 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.config.errors import ConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
@@ -304,7 +305,8 @@ def new_cronjob_pool(args: Mapping[str, Any], jobs: JobLookup | None = None, *,
     Jobs from `jobs`. Without a JobLookup, every Job counts as gone (see pool_ownership)."""
     parsed, errs = validate(args)
     if errs:
-        raise ValueError(f"{NAME} args: " + "; ".join(str(x) for x in errs))
+        # The same field-path error as the config loader's (ConfigError is a ValueError).
+        raise ConfigError(f"{NAME} args", errs)
     return CronJobPool(typed(parsed), jobs if jobs is not None else StaticJobs(), clock=clock)
 
 

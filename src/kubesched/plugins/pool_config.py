@@ -36,7 +36,7 @@ from kubesched.config.fields import (
     get_list,
     get_mapping,
     get_str,
-    get_str_list,
+    get_str_items,
     index,
     label_value_problem,
     qualified_name_problem,
@@ -222,9 +222,12 @@ def _pool(raw: Any, path: str, errs: Errors) -> dict[str, Any] | None:
     if obj is None:
         return None
     check_fields(obj, path, POOL_FIELDS, errs)
+    reported = len(errs)
     name = get_str(obj, "name", path, errs)
     if not name:
-        if name is not None or "name" not in obj:
+        # Missing, null and "" are all no name (null is unset, as for Go's decoder); only a value
+        # of the wrong type has been reported already.
+        if len(errs) == reported:
             errs.append(e.required(child(path, "name"), "each pool needs a name (a DNS label such as "
                                                         f"{DEFAULT_POOL!r})"))
         name = ""
@@ -263,11 +266,14 @@ def _pods(obj: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any]:
         return {"ownerKinds": list(DEFAULT_OWNER_KINDS)}
     check_fields(raw, p, PODS_FIELDS, errs)
     out: dict[str, Any] = {}
-    kinds = get_str_list(raw, "ownerKinds", p, errs)
+    items = get_str_items(raw, "ownerKinds", p, errs)
+    kinds = [kind for _, kind in items]
     kinds_path = child(p, "ownerKinds")
-    for i, kind in enumerate(kinds):
+    for n, (i, kind) in enumerate(items):
         if not _KIND.match(kind):
             errs.append(e.invalid(index(kinds_path, i), kind, "must be a resource kind such as Job or CronJob"))
+        elif kind in kinds[:n]:
+            errs.append(e.duplicate(index(kinds_path, i), kind))
     if len(kinds) > 2 or (len(kinds) == 2 and kinds[0] != "Job"):
         errs.append(e.invalid(kinds_path, kinds, "kubesched follows owners through Jobs only: use one kind "
                                                  "(the pod's controller, e.g. [Job]) or [Job, <kind>] "
@@ -303,7 +309,8 @@ def _selector(obj: Mapping[str, Any], key: str, path: str, errs: Errors, *, what
             expressions.append(expr)
     if not labels and not expressions and "matchExpressions" not in raw and "matchLabels" not in raw:
         errs.append(e.required(p, f"matchLabels or matchExpressions (an empty selector would match all {what})"))
-    elif not labels and not expressions:
+    elif not raw.get("matchLabels") and not raw.get("matchExpressions"):
+        # Only a selector written empty: one whose entries were rejected already has its errors.
         errs.append(e.invalid(p, dict(raw), f"an empty selector would match all {what}"))
     out: dict[str, Any] = {}
     if labels:
@@ -337,7 +344,8 @@ def _expression(raw: Any, path: str, errs: Errors) -> dict[str, Any] | None:
     check_fields(obj, path, EXPRESSION_FIELDS, errs)
     key = get_str(obj, "key", path, errs) or ""
     op = get_str(obj, "operator", path, errs) or ""
-    values = get_str_list(obj, "values", path, errs)
+    items = get_str_items(obj, "values", path, errs)
+    values = [v for _, v in items]
     ok = True
     if problem := qualified_name_problem(key):
         errs.append(e.invalid(child(path, "key"), key, problem))
@@ -352,7 +360,7 @@ def _expression(raw: Any, path: str, errs: Errors) -> dict[str, Any] | None:
     elif op in ("Exists", "DoesNotExist") and values:
         errs.append(e.invalid(values_path, values, "values set must be empty for Exists and DoesNotExist"))
         ok = False
-    for i, v in enumerate(values):
+    for i, v in items:
         if problem := label_value_problem(v):
             errs.append(e.invalid(index(values_path, i), v, problem))
             ok = False
