@@ -11,7 +11,7 @@ from decimal import Decimal
 from functools import lru_cache
 
 from kubesched.model.objects import Container, Pod
-from kubesched.model.quantity import parse_decimal
+from kubesched.model.quantity import ceil_int64, parse_decimal
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -35,17 +35,15 @@ def quantity(text: str) -> Decimal:
     return parse_decimal(text)
 
 
-def _ceil(d: Decimal) -> int:
-    i = int(d)
-    return i + 1 if d > i else i
-
+# One object's amounts saturate at int64 max (model.quantity); the sums over a node's pods stay exact
+# Python ints, so removing a pod restores them exactly, and the snapshot saturates its columns.
 
 def milli_of(d: Decimal) -> int:
-    return _ceil(d * 1000)
+    return ceil_int64(d * 1000)
 
 
 def value_of(d: Decimal) -> int:
-    return _ceil(d)
+    return ceil_int64(d)
 
 
 def amount(name: str, d: Decimal) -> int:
