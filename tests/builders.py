@@ -157,6 +157,10 @@ class PodBuilder:
         self._pod.metadata.labels = {**self._pod.metadata.labels, key: value}
         return self
 
+    def scheduler(self, name: str) -> Self:
+        self._pod.spec.scheduler_name = name
+        return self
+
     def container_status(self, name: str, allocated: dict[str, str] | None = None,
                          actuated: dict[str, str] | None = None, init: bool = False) -> Self:
         """A status for container `name` (c0, c1... / i0, i1... as req()/init_req() name them) with
