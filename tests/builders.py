@@ -15,6 +15,7 @@ from kubesched.model.objects import (
     Container,
     ContainerImage,
     ContainerPort,
+    ContainerStatus,
     Node,
     NodeAffinity,
     NodeSelector,
@@ -22,7 +23,9 @@ from kubesched.model.objects import (
     NodeSelectorTerm,
     ObjectMeta,
     Pod,
+    PodCondition,
     PreferredSchedulingTerm,
+    ReportedResources,
     ResourceRequirements,
     SchedulingGate,
     Taint,
@@ -152,6 +155,39 @@ class PodBuilder:
 
     def gate(self, name: str) -> Self:
         self._pod.spec.scheduling_gates.append(SchedulingGate(name=name))
+        return self
+
+    def label(self, key: str, value: str) -> Self:
+        self._pod.metadata.labels = {**self._pod.metadata.labels, key: value}
+        return self
+
+    def scheduler(self, name: str) -> Self:
+        self._pod.spec.scheduler_name = name
+        return self
+
+    def container_status(self, name: str, allocated: dict[str, str] | None = None,
+                         actuated: dict[str, str] | None = None, init: bool = False) -> Self:
+        """A status for container `name` (c0, c1... / i0, i1... as req()/init_req() name them) with
+        the kubelet's allocated and actuated (status.resources) requests; None leaves one out."""
+        cs = ContainerStatus(name=name, allocated_resources=allocated,
+                             resources=None if actuated is None else ReportedResources(requests=actuated))
+        status = self._pod.status
+        if init:
+            status.init_container_statuses = [*(status.init_container_statuses or []), cs]
+        else:
+            status.container_statuses = [*(status.container_statuses or []), cs]
+        return self
+
+    def pod_status_resources(self, actuated: dict[str, str] | None = None,
+                             allocated: dict[str, str] | None = None) -> Self:
+        """Pod-level status.resources.requests and status.allocatedResources."""
+        self._pod.status.resources = ReportedResources(requests=actuated)
+        self._pod.status.allocated_resources = allocated
+        return self
+
+    def condition(self, type_: str, status: str = "True", reason: str = "") -> Self:
+        self._pod.status.conditions = [*self._pod.status.conditions,
+                                       PodCondition(type=type_, status=status, reason=reason)]
         return self
 
 

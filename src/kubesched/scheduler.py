@@ -34,6 +34,7 @@ from kubesched.api import (
 )
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
+from kubesched.framework import events
 from kubesched.framework.fit_error import FitError
 from kubesched.framework.profile import Profile, build_profile
 from kubesched.framework.registry import PluginFactory, merge
@@ -45,7 +46,7 @@ from kubesched.model.objects import Job, Node, Pod
 from kubesched.plugins import cronjob_pool
 from kubesched.plugins.pool_ownership import InformerJobs
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue, eligible
+from kubesched.queue import QueuedPodInfo, SchedulingQueue, eligible
 
 log = logging.getLogger("kubesched")
 
@@ -88,7 +89,8 @@ class Scheduler:
         self.cursor = NodeCursor()
         self.cache = Cache()
         self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
-                                     max_backoff=config.pod_max_backoff_seconds)
+                                     max_backoff=config.pod_max_backoff_seconds,
+                                     plugin_events={name: p.plugin_events() for name, p in self.profiles.items()})
         self.binder = Binder(client, max_in_flight=max_binds_in_flight)
         first = next(iter(self.profiles))
         self.events = EventRecorder(client, reporting_controller=first)
@@ -111,9 +113,13 @@ class Scheduler:
 
     # --- informer handlers ------------------------------------------------------------------------
 
+    # Each handler reports kube-scheduler's cluster events; the queue moves only the pods that a
+    # plugin which rejected them registered the event for.
+
     def _pod_added(self, pod: Pod) -> None:
         if pod.spec.node_name:
             self.cache.add_pod(pod)
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD)
         elif eligible(pod, self.names):
             self.queue.add(pod)
 
@@ -122,8 +128,12 @@ class Scheduler:
             if not old.spec.node_name:
                 self.queue.delete(new)  # bound, by us or by someone else
                 self.cache.add_pod(new)
+                self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD)
             else:
                 self.cache.update_pod(new)
+                # A resize that lowered its requests frees room (AssignedPodUpdate / UpdatePodScaleDown).
+                for event in events.assigned_pod_update_events(old, new):
+                    self.queue.move_all_to_active_or_backoff(event)
         elif eligible(new, self.names):
             self.queue.update(old, new)
         else:
@@ -133,25 +143,25 @@ class Scheduler:
         self.queue.delete(pod)
         if pod.spec.node_name or self.cache.is_assumed(pod):
             self.cache.remove_pod(pod)
-            self.queue.move_all_to_active_or_backoff(ClusterEvent.ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
 
     def _node_added(self, node: Node) -> None:
         self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD)
+        self.queue.move_all_to_active_or_backoff(events.NODE_ADD)
 
     def _node_updated(self, old: Node, new: Node) -> None:
         self.cache.update_node(new)
-        # Heartbeats change only conditions' times; they cannot make a pod fit.
-        if (old.spec != new.spec or old.metadata.labels != new.metadata.labels
-                or old.status.allocatable != new.status.allocatable or old.status.images != new.status.images):
-            self.queue.move_all_to_active_or_backoff(ClusterEvent.NODE_UPDATE)
+        # Only what can make a pod fit is an event: not a heartbeat, nor an image list.
+        for event in events.node_update_events(old, new):
+            self.queue.move_all_to_active_or_backoff(event)
 
     def _node_deleted(self, node: Node) -> None:
+        self.queue.move_all_to_active_or_backoff(events.NODE_DELETE)
         self.cache.remove_node(node.metadata.name)
 
     def _job_changed(self, job: Job) -> None:
         # Pods the pool plugin held back until their owner Job was known can be decided now.
-        self.queue.move_all_to_active_or_backoff("JobAdd", pre_check=cronjob_pool.waits_for_job(job))
+        self.queue.move_all_to_active_or_backoff(events.JOB_ADD, pre_check=cronjob_pool.waits_for_job(job))
 
     def _job_updated(self, old: Job, new: Job) -> None:
         if old.metadata.owner_references != new.metadata.owner_references:

@@ -7,8 +7,9 @@ import asyncio
 import msgspec
 import pytest
 
+from kubesched.framework import events
 from kubesched.model.objects import ObjectMeta, Pod, PodSpec, PodStatus, SchedulingGate
-from kubesched.queue import ClusterEvent, FakeClock, QueuedPodInfo, SchedulingQueue, eligible
+from kubesched.queue import FakeClock, QueuedPodInfo, SchedulingQueue, eligible
 
 
 def make_pod(name: str, priority: int = 0, **spec: object) -> Pod:
@@ -91,7 +92,7 @@ def test_rejected_pod_waits_for_event_in_unschedulable(clock: FakeClock) -> None
     assert q.where(info.uid) == "unschedulable"
     assert q.pop_nowait() is None
     clock.step(0.5)
-    assert q.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD) == 1
+    assert q.move_all_to_active_or_backoff(events.NODE_ADD) == 1
     # Still inside its 1 s backoff, so backoffQ; popping from backoffQ is allowed when activeQ is empty.
     assert q.where(info.uid) == "backoff"
     again = q.pop_nowait()
@@ -106,7 +107,8 @@ def test_event_after_backoff_goes_straight_to_active(clock: FakeClock) -> None:
     assert info is not None
     reject(q, info)
     clock.step(3)
-    q.move_all_to_active_or_backoff(ClusterEvent.NODE_UPDATE)
+    q.move_all_to_active_or_backoff(events.ClusterEvent(events.EventResource.NODE,
+                                                        events.ActionType.UPDATE_NODE_ALLOCATABLE))
     assert q.where(info.uid) == "active"
 
 
@@ -117,7 +119,7 @@ def test_backoff_doubles_and_flushes_in_order(clock: FakeClock) -> None:
         info = q.pop_nowait()
         assert info is not None
         reject(q, info)
-        q.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD)
+        q.move_all_to_active_or_backoff(events.NODE_ADD)
         assert q.where(info.uid) == "backoff"
         clock.step(expected_backoff - 0.01)
         q.flush_backoff_completed()
@@ -134,7 +136,7 @@ def test_pop_from_backoff_when_active_empty(clock: FakeClock) -> None:
     assert info is not None
     q.add(make_pod("b"))
     # A cluster event during a's cycle sends it to backoffQ, not unschedulable.
-    q.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD)
+    q.move_all_to_active_or_backoff(events.NODE_ADD)
     reject(q, info)
     assert q.where(info.uid) == "backoff"
     assert pop_all(q) == ["b", "a"]
@@ -160,7 +162,7 @@ def test_event_during_cycle_sends_rejected_pod_to_backoff(clock: FakeClock) -> N
     q.add(make_pod("b"))
     a = q.pop_nowait()
     assert a is not None
-    q.move_all_to_active_or_backoff(ClusterEvent.ASSIGNED_POD_DELETE)
+    q.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
     reject(q, a)
     assert q.where(a.uid) == "backoff"
     b = q.pop_nowait()
@@ -178,7 +180,7 @@ def test_pre_check_limits_the_move(clock: FakeClock) -> None:
         assert info is not None
         reject(q, info)
     clock.step(20)
-    moved = q.move_all_to_active_or_backoff(ClusterEvent.NODE_ADD, lambda p: p.metadata.name == "b")
+    moved = q.move_all_to_active_or_backoff(events.NODE_ADD, lambda p: p.metadata.name == "b")
     assert moved == 1
     assert q.where("uid-a") == "unschedulable"
     assert q.where("uid-b") == "active"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.config.types import ProfileConfig
+from kubesched.framework.events import ClusterEvent, registered_events
 from kubesched.framework.interface import (
     FilterPlugin,
     PostFilterPlugin,
@@ -56,6 +57,11 @@ class Profile:
 
     def plugin(self, name: str) -> object | None:
         return self.instances.get(name)
+
+    def plugin_events(self) -> dict[str, tuple[ClusterEvent, ...]]:
+        """The events each plugin that can reject a pod registered, for the queue (kube-scheduler
+        builds its queueing hint map from the same extension points)."""
+        return registered_events((*self.pre_enqueue, *self.pre_filter, *self.filter, *self.reserve))
 
 
 def build_profile(config: ProfileConfig, registry: Mapping[str, PluginFactory]) -> Profile:

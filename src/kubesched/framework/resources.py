@@ -6,12 +6,12 @@ otherwise), as Quantity arithmetic does, so odd quantities round exactly like ku
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from functools import lru_cache
 
-from kubesched.model.objects import Container, Pod
-from kubesched.model.quantity import parse_decimal
+from kubesched.model.objects import Container, ContainerStatus, Pod
+from kubesched.model.quantity import ceil_int64, parse_decimal
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -35,17 +35,15 @@ def quantity(text: str) -> Decimal:
     return parse_decimal(text)
 
 
-def _ceil(d: Decimal) -> int:
-    i = int(d)
-    return i + 1 if d > i else i
-
+# One object's amounts saturate at int64 max (model.quantity); the sums over a node's pods stay exact
+# Python ints, so removing a pod restores them exactly, and the snapshot saturates its columns.
 
 def milli_of(d: Decimal) -> int:
-    return _ceil(d * 1000)
+    return ceil_int64(d * 1000)
 
 
 def value_of(d: Decimal) -> int:
-    return _ceil(d)
+    return ceil_int64(d)
 
 
 def amount(name: str, d: Decimal) -> int:
@@ -91,32 +89,87 @@ def _max_into(into: dict[str, Decimal], other: Mapping[str, Decimal]) -> None:
             into[name] = q
 
 
-def _container_requests(c: Container, non_missing: Mapping[str, Decimal] | None) -> dict[str, Decimal]:
-    reqs = _parsed(c.resources.requests)
+# Where a container's requests come from, given its status (or None) and whether the pod's resize
+# is infeasible: component-helpers' containerSpecRequests / containerAllocatedRequests /
+# containerActuatedRequests. None means "nothing" (Go's nil list).
+_Source = Callable[[Container, ContainerStatus | None, bool], Mapping[str, str] | None]
+
+
+def _spec_source(c: Container, cs: ContainerStatus | None, infeasible: bool) -> Mapping[str, str] | None:
+    return c.resources.requests
+
+
+def _allocated_source(c: Container, cs: ContainerStatus | None, infeasible: bool) -> Mapping[str, str] | None:
+    if cs is not None and cs.allocated_resources is not None:
+        return cs.allocated_resources
+    return None if infeasible else c.resources.requests
+
+
+def _actuated_source(c: Container, cs: ContainerStatus | None, infeasible: bool) -> Mapping[str, str] | None:
+    if cs is not None and cs.resources is not None and cs.resources.requests is not None:
+        return cs.resources.requests
+    if cs is not None and cs.allocated_resources is not None:
+        return cs.allocated_resources
+    return None if infeasible else c.resources.requests
+
+
+def is_pod_resize_infeasible(pod: Pod) -> bool:
+    """The first PodResizePending condition says Infeasible (component-helpers IsPodResizeInfeasible)."""
+    for cond in pod.status.conditions:
+        if cond.type == "PodResizePending":
+            return cond.reason == "Infeasible"
+    return False
+
+
+def _has_resize_status(pod: Pod) -> bool:
+    """Whether any status source can differ from the spec; without one, all three sources are the spec."""
+    status = pod.status
+    if status.resources is not None or status.allocated_resources is not None:
+        return True
+    for statuses in (status.container_statuses, status.init_container_statuses):
+        for cs in statuses or ():
+            if cs.allocated_resources is not None or cs.resources is not None:
+                return True
+    return False
+
+
+def _find_status(pod: Pod, name: str) -> ContainerStatus | None:
+    """Containers' statuses first, then init containers', by name (component-helpers findContainerStatus)."""
+    for statuses in (pod.status.container_statuses, pod.status.init_container_statuses):
+        for cs in statuses or ():
+            if cs.name == name:
+                return cs
+    return None
+
+
+def _container_requests(requests: Mapping[str, str] | None,
+                        non_missing: Mapping[str, Decimal] | None) -> dict[str, Decimal]:
+    reqs = _parsed(requests) if requests else {}
     if non_missing:
         for name, q in non_missing.items():
-            if name not in reqs:
+            if requests is None or name not in requests:
                 reqs[name] = q
     return reqs
 
 
-def pod_requests(pod: Pod, non_missing: Mapping[str, Decimal] | None = None) -> dict[str, Decimal]:
-    """component-helpers resource.PodRequests with PodLevelResources on.
-
-    Containers add up; an init container runs alone (plus the restartable sidecars started before
-    it), so the pod needs the larger of the two; sidecars keep running and add to the containers;
-    pod-level cpu/memory requests replace the containers' sum; overhead is added on top.
-    `non_missing` fills a container's missing requests (the scoring defaults).
-    """
+def _aggregate(pod: Pod, source: _Source, non_missing: Mapping[str, Decimal] | None,
+               use_status: bool, infeasible: bool) -> dict[str, Decimal]:
+    """Containers add up; an init container runs alone (plus the restartable sidecars started before
+    it), so the pod needs the larger of the two; sidecars keep running and add to the containers."""
     spec = pod.spec
+
+    def requests(c: Container) -> dict[str, Decimal]:
+        cs = _find_status(pod, c.name) if use_status else None
+        return _container_requests(source(c, cs, infeasible), non_missing)
+
     result: dict[str, Decimal] = {}
     for c in spec.containers:
-        _add(result, _container_requests(c, non_missing))
+        _add(result, requests(c))
     if spec.init_containers:
         sidecars: dict[str, Decimal] = {}
         init_peak: dict[str, Decimal] = {}
         for c in spec.init_containers:
-            reqs = _container_requests(c, non_missing)
+            reqs = requests(c)
             if c.restart_policy == "Always":
                 _add(result, reqs)
                 _add(sidecars, reqs)
@@ -126,10 +179,56 @@ def pod_requests(pod: Pod, non_missing: Mapping[str, Decimal] | None = None) -> 
                 _add(running, sidecars)
             _max_into(init_peak, running)
         _max_into(result, init_peak)
+    return result
+
+
+def _max_of(*lists: Mapping[str, Decimal] | None) -> dict[str, Decimal]:
+    out: dict[str, Decimal] = {}
+    for reqs in lists:
+        if reqs:
+            _max_into(out, reqs)
+    return out
+
+
+def pod_requests(pod: Pod, non_missing: Mapping[str, Decimal] | None = None,
+                 use_status: bool = True) -> dict[str, Decimal]:
+    """component-helpers v0.37.2 resource.PodRequests as kube-scheduler's NodeInfo calls it:
+    PodLevelResources, InPlacePodVerticalScaling (UseStatusResources) and
+    InPlacePodLevelResourcesVerticalScaling all on.
+
+    A running pod counts for the larger of what its spec asks, what the kubelet allocated and what
+    it actuated (status.resources), each summed over the containers first; when the resize is
+    infeasible the spec is left out. Pod-level status maps, when both are set, stand for the
+    containers' allocated/actuated sums. Pod-level cpu/memory/hugepages requests replace the
+    containers' sum; overhead is added on top. `non_missing` fills a container's missing requests
+    (the scoring defaults). A pending pod has no status sources, so for it this is its spec (what
+    NodeResourcesFit's PreFilter computes without UseStatusResources).
+    """
+    spec = pod.spec
+    status = pod.status
+    with_status = use_status and (_has_resize_status(pod) or is_pod_resize_infeasible(pod))
+    infeasible = with_status and is_pod_resize_infeasible(pod)
+    result = _aggregate(pod, _spec_source, non_missing, with_status, infeasible)
+    if with_status:
+        allocated: Mapping[str, Decimal]
+        actuated: Mapping[str, Decimal]
+        if (status.allocated_resources is not None and status.resources is not None
+                and status.resources.requests is not None):
+            allocated = _parsed(status.allocated_resources)
+            actuated = _parsed(status.resources.requests)
+        else:
+            allocated = _aggregate(pod, _allocated_source, non_missing, True, infeasible)
+            actuated = _aggregate(pod, _actuated_source, non_missing, True, infeasible)
+        result = _max_of(actuated, allocated) if infeasible else _max_of(result, actuated, allocated)
     if spec.resources is not None and pod_level_requests_set(pod):
-        for name, text in spec.resources.requests.items():
+        effective = _parsed(spec.resources.requests)
+        if with_status and status.resources is not None:
+            effective = _max_of(None if infeasible else effective,
+                                _parsed(status.resources.requests or {}),
+                                _parsed(status.allocated_resources or {}))
+        for name, q in effective.items():
             if _is_pod_level_resource(name):
-                result[name] = quantity(text)
+                result[name] = q
     if spec.overhead:
         _add(result, _parsed(spec.overhead))
     return result

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from kubesched.framework.types import NodeInfo
 from kubesched.model.objects import Taint
+from kubesched.model.quantity import saturate_int64 as _i64
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -95,31 +96,33 @@ class Snapshot:
 
     def refresh_pods(self, i: int) -> None:
         """Copy node i's pod sums into the columns after a pod was added to or removed from it."""
+        # The node's sums are exact ints and may pass int64 (one pod can ask for 10P cpu): saturated,
+        # a full node still reads as full, and the assignment cannot raise.
         ni = self.node_infos[i]
         r = ni.requested
-        self.req_cpu[i] = r.milli_cpu
-        self.req_mem[i] = r.memory
-        self.req_eph[i] = r.ephemeral_storage
+        self.req_cpu[i] = _i64(r.milli_cpu)
+        self.req_mem[i] = _i64(r.memory)
+        self.req_eph[i] = _i64(r.ephemeral_storage)
         self.pod_count[i] = len(ni.pods)
-        self.nz_cpu[i] = ni.non0_cpu
-        self.nz_mem[i] = ni.non0_mem
+        self.nz_cpu[i] = _i64(ni.non0_cpu)
+        self.nz_mem[i] = _i64(ni.non0_mem)
         for name, v in r.scalar.items():
-            self._scalar_column(self.scalar_req, name)[i] = v
+            self._scalar_column(self.scalar_req, name)[i] = _i64(v)
         self.has_ports[i] = len(ni.used_ports) > 0
 
     def refresh_node(self, i: int, labels_changed: bool = True, images_changed: bool = True) -> None:
         """Copy node i's allocatable, taints, labels and images into the columns after a node update."""
         ni = self.node_infos[i]
         a = ni.allocatable
-        self.alloc_cpu[i] = a.milli_cpu
-        self.alloc_mem[i] = a.memory
-        self.alloc_eph[i] = a.ephemeral_storage
-        self.alloc_pods[i] = a.allowed_pod_number
+        self.alloc_cpu[i] = _i64(a.milli_cpu)
+        self.alloc_mem[i] = _i64(a.memory)
+        self.alloc_eph[i] = _i64(a.ephemeral_storage)
+        self.alloc_pods[i] = _i64(a.allowed_pod_number)
         self._cpu_mem_everywhere = None
         for name, col in self.scalar_alloc.items():
             col[i] = a.scalar.get(name, 0)
         for name, v in a.scalar.items():
-            self._scalar_column(self.scalar_alloc, name)[i] = v
+            self._scalar_column(self.scalar_alloc, name)[i] = _i64(v)
         self.unschedulable[i] = ni.unschedulable
         self.no_schedule_group[i] = self.no_schedule.id_of(ni.no_schedule_taints)
         self.prefer_group[i] = self.prefer_no_schedule.id_of(ni.prefer_no_schedule_taints)

@@ -158,10 +158,32 @@ class PodCondition(msgspec.Struct, gc=False, omit_defaults=True):
     observed_generation: int = msgspec.field(default=0, name="observedGeneration")
 
 
+class ReportedResources(msgspec.Struct, gc=False, omit_defaults=True):
+    """Resources the kubelet reports in a status (`resources`). None (absent or null) and {} differ,
+    as nil and an empty map do in component-helpers: None falls back to the next source."""
+
+    requests: dict[str, str] | None = None
+
+
+class ContainerStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    """Only what an in-place resize changes: kube-scheduler counts a running pod for the larger of
+    its spec, allocated and actuated requests (component-helpers PodRequests)."""
+
+    name: str | None = None
+    allocated_resources: dict[str, str] | None = None
+    resources: ReportedResources | None = None
+
+
 class PodStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     phase: str = ""
     conditions: list[PodCondition] = []
     nominated_node_name: str = ""
+    # In-place resize (KEP 1287), all optional: absent, null and empty must all decode.
+    container_statuses: list[ContainerStatus] | None = None
+    init_container_statuses: list[ContainerStatus] | None = None
+    # Pod-level (InPlacePodLevelResourcesVerticalScaling, beta and on since 1.36).
+    resources: ReportedResources | None = None
+    allocated_resources: dict[str, str] | None = None
 
 
 class Pod(msgspec.Struct, gc=False, omit_defaults=True):

@@ -2,6 +2,11 @@
 
 CPU is kept in millicores and everything else in whole units (bytes for memory), rounded up the
 way the apiserver's `Quantity.MilliValue()` / `Value()` round, so that sums never under-count.
+
+The apiserver accepts any request >= 0, so an amount can exceed int64. Go's Quantity then returns
+garbage (MilliValue of 10P cpu overflows to 0; binary quantities past 2^63-1 are capped), which would
+hide the pod from its node. kubesched saturates every amount at int64 max instead: such a pod fills
+its node, and the snapshot's int64 columns can always hold it.
 """
 
 from __future__ import annotations
@@ -12,6 +17,9 @@ _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei"
 _DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
             "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
             "P": Decimal("1e15"), "E": Decimal("1e18")}
+
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
 
 _cache: dict[tuple[str, bool], int] = {}
 
@@ -52,9 +60,14 @@ def _number(s: str, original: str) -> Decimal:
     return value
 
 
-def _ceil(d: Decimal) -> int:
+def saturate_int64(i: int) -> int:
+    return INT64_MAX if i > INT64_MAX else INT64_MIN if i < INT64_MIN else i
+
+
+def ceil_int64(d: Decimal) -> int:
+    """ceil(d), saturated to int64 (see the module docstring)."""
     i = int(d)
-    return i + 1 if d > i else i
+    return saturate_int64(i + 1 if d > i else i)
 
 
 def milli_value(text: str) -> int:
@@ -62,7 +75,7 @@ def milli_value(text: str) -> int:
     key = (text, True)
     hit = _cache.get(key)
     if hit is None:
-        hit = _cache[key] = _ceil(parse_decimal(text) * 1000)
+        hit = _cache[key] = ceil_int64(parse_decimal(text) * 1000)
     return hit
 
 
@@ -71,7 +84,7 @@ def value(text: str) -> int:
     key = (text, False)
     hit = _cache.get(key)
     if hit is None:
-        hit = _cache[key] = _ceil(parse_decimal(text))
+        hit = _cache[key] = ceil_int64(parse_decimal(text))
     return hit
 
 

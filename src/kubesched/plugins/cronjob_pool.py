@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from kubesched.config.errors import ConfigError
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import JOB_ADD, ActionType, ClusterEvent, EventResource
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
@@ -124,6 +125,18 @@ def tolerate_in_cycle(pod: PodInfo, taint: Taint) -> None:
 
 class CronJobPool:
     name = NAME
+
+    # Pool membership follows node labels; whether a pool has room (fallback: general) follows its
+    # nodes' taints, cordon and allocatable; a pod waiting for its owner Job waits for the Job's Add.
+    # A pool filling up (an assigned pod added) could also let a pod fall back to general nodes:
+    # not registered, as kubesched has no AssignedPodAdd queueing hint to keep each bind from
+    # requeueing every pod this plugin rejected; such a pod waits for the periodic flush.
+    _EVENTS = (ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+                            | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_ALLOCATABLE),
+               JOB_ADD)
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
 
     def __init__(self, args: PoolArgs, jobs: JobLookup, *, clock: Clock = time.time) -> None:
         self.args = args

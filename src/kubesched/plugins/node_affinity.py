@@ -10,6 +10,7 @@ import msgspec
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.interface import MAX_NODE_SCORE, Bools, PreFilterResult, Rows, Scores
 from kubesched.framework.normalize import default_normalize_score
 from kubesched.framework.snapshot import Snapshot
@@ -47,6 +48,11 @@ def _preferred(pod: PodInfo) -> PreferredTerms | bool | None:
 
 class NodeAffinity:
     name = NAME
+
+    _EVENTS = (ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),)
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
 
     def __init__(self, added_selector: Selector | None = None,
                  added_preferred: PreferredTerms | None = None) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -20,6 +21,12 @@ _REJECTED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 
 class NodeName:
     name = NAME
+
+    # Only a new node can be the one the pod names (kube-scheduler NodeName.EventsToRegister).
+    _EVENTS = (ClusterEvent(EventResource.NODE, ActionType.ADD),)
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:

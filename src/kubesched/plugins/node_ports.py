@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
@@ -24,6 +25,13 @@ def fits_ports(wanted: Sequence[HostPort], used: HostPortInfo) -> bool:
 
 class NodePorts:
     name = NAME
+
+    # Ports are immutable in a pod's spec: only a deleted pod or a new node frees one.
+    _EVENTS = (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+               ClusterEvent(EventResource.NODE, ActionType.ADD))
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:

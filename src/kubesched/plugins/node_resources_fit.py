@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.interface import Bools, PreFilterResult, Rows, Scores
 from kubesched.framework.resources import CPU, MEMORY, Resource, is_extended_resource_name
 from kubesched.framework.snapshot import Snapshot
@@ -59,6 +60,16 @@ def _ignored(name: str, ignored: frozenset[str], groups: frozenset[str]) -> bool
 
 class NodeResourcesFit:
     name = NAME
+
+    # Resources free up when an assigned pod goes or shrinks (in-place resize), or a node arrives
+    # or grows (kube-scheduler Fit.EventsToRegister with InPlacePodVerticalScaling, GA).
+    _EVENTS = (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+               ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+               ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+               ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCALE_DOWN))
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
 
     def __init__(self, ignored_resources: Sequence[str] = (), ignored_resource_groups: Sequence[str] = (),
                  strategy: str = LEAST_ALLOCATED, resources: Sequence[rs.ResourceSpec] = rs.DEFAULT_RESOURCES,

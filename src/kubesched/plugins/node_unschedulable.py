@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -23,6 +24,13 @@ _REJECTED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE
 
 class NodeUnschedulable:
     name = NAME
+
+    # A new node, or one uncordoned (reported as a taint change); and a toleration added to the pod.
+    _EVENTS = (ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+               ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION))
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.status import Code, Status
 from kubesched.model.objects import Pod
 
@@ -13,6 +14,11 @@ NAME = "SchedulingGates"
 
 class SchedulingGates:
     name = NAME
+
+    _EVENTS = (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),)
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
         gates = pod.spec.scheduling_gates

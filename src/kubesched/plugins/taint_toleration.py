@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.interface import MAX_NODE_SCORE, Bools, PreFilterResult, Rows, Scores
 from kubesched.framework.normalize import default_normalize_score
 from kubesched.framework.snapshot import Snapshot
@@ -29,6 +30,13 @@ def _prefer_no_schedule_tolerations(pod: PodInfo) -> list[Toleration]:
 
 class TaintToleration:
     name = NAME
+
+    # Other pods never change a node's taints: an assigned pod's deletion does not concern it.
+    _EVENTS = (ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+               ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION))
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:

@@ -1,12 +1,13 @@
 """The scheduling queue: activeQ, backoffQ and unschedulable pods, as in kube-scheduler's
 ``backend/queue``. Pure and clock-injected, so tests drive time with :class:`FakeClock`."""
 
+from kubesched.framework.events import ClusterEvent
 from kubesched.queue.clock import Clock, FakeClock, MonotonicClock
 from kubesched.queue.eligibility import eligible
 from kubesched.queue.queued_pod import QueuedPodInfo
 from kubesched.queue.scheduling_queue import (
     DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
-    ClusterEvent,
+    PluginEvents,
     SchedulingQueue,
 )
 
@@ -16,6 +17,7 @@ __all__ = [
     "ClusterEvent",
     "FakeClock",
     "MonotonicClock",
+    "PluginEvents",
     "QueuedPodInfo",
     "SchedulingQueue",
     "eligible",

@@ -18,11 +18,15 @@ Three places a pending pod can wait, plus "in flight" while a cycle works on it:
 - unschedulablePods wait for a cluster event (node added or changed, pod deleted) or for the
   periodic flush after `max_in_unschedulable` seconds.
 
-A rejection seen while a cluster event happened during the pod's own cycle sends the pod to
-backoffQ rather than unschedulablePods, so an event that raced with the cycle is not lost.
-kube-scheduler decides this per event with queueing hints; kubesched treats every event that the
-caller reports as possibly helpful, so callers should only report events that can help (a node
-whose allocatable, labels, taints or unschedulable flag changed, not a heartbeat).
+A cluster event moves an unschedulable pod only when one of the plugins that rejected it
+registered a matching event (`plugin_events`, from each plugin's `events_to_register`, as
+kube-scheduler's EventsToRegister): an assigned pod's deletion wakes the pods NodeResourcesFit
+rejected, not those waiting for a taint to go. A pod that failed with an error (no rejecting plugin)
+moves on any event. kube-scheduler then asks each plugin's queueing hint; kubesched has none yet,
+so a matching event always moves the pod. Without `plugin_events` every event matches.
+
+A rejection seen while a matching cluster event happened during the pod's own cycle sends the pod
+to backoffQ rather than unschedulablePods, so an event that raced with the cycle is not lost.
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ import asyncio
 import enum
 import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
 
+from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT, UNSCHEDULED_POD_UPDATE, ClusterEvent
 from kubesched.model.objects import Pod
 from kubesched.queue.clock import Clock, MonotonicClock
 from kubesched.queue.heap import KeyedHeap
@@ -52,17 +57,13 @@ BACKOFF_FLUSH_INTERVAL = 1.0
 UNSCHEDULABLE_FLUSH_INTERVAL = 30.0
 
 
-class ClusterEvent(enum.StrEnum):
-    """Labels as kube-scheduler logs them."""
+BACKOFF_COMPLETE = "BackoffComplete"
+SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
 
-    NODE_ADD = "NodeAdd"
-    NODE_UPDATE = "NodeUpdate"
-    ASSIGNED_POD_DELETE = "AssignedPodDelete"
-    ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
-    UNSCHEDULED_POD_UPDATE = "UnscheduledPodUpdate"
-    UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
-    BACKOFF_COMPLETE = "BackoffComplete"
-    FORCE_ACTIVATE = "ForceActivate"
+# profile (scheduler name) -> plugin name -> the events that plugin registered
+PluginEvents = Mapping[str, Mapping[str, Sequence[ClusterEvent]]]
+# profile -> the plugins interested in one event; None: every plugin is
+_Interest = dict[str, frozenset[str]] | None
 
 
 class _Strategy(enum.Enum):
@@ -91,6 +92,7 @@ class SchedulingQueue:
         max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         pop_from_backoff: bool = True,
+        plugin_events: PluginEvents | None = None,
     ) -> None:
         self._clock: Clock = clock or MonotonicClock()
         self._initial_backoff = initial_backoff
@@ -104,10 +106,14 @@ class SchedulingQueue:
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._in_flight: dict[str, _InFlight] = {}
 
+        self._plugin_events = (None if plugin_events is None else
+                               {profile: dict(plugins) for profile, plugins in plugin_events.items()})
+        self._interest: dict[ClusterEvent, _Interest] = {}
+
         self._scheduling_cycle = 0
-        # The cycle during which the latest cluster event arrived; a pod whose own cycle is not
-        # newer than this may have missed a helpful event.
-        self._move_request_cycle = -1
+        # Each event of interest that arrived while pods were in flight, with the latest cycle
+        # during which it did: a pod whose own cycle is not newer may have missed it.
+        self._in_flight_events: dict[ClusterEvent, int] = {}
         self._wakeup = asyncio.Event()
         self._closed = False
 
@@ -181,7 +187,7 @@ class SchedulingQueue:
             info.pod = new
             if _is_pod_updated(old or previous, new):
                 del self._unschedulable[uid]
-                self._requeue(info, _Strategy.AFTER_BACKOFF, ClusterEvent.UNSCHEDULED_POD_UPDATE)
+                self._requeue(info, _Strategy.AFTER_BACKOFF, UNSCHEDULED_POD_UPDATE.label)
             return
         self.add(new)
 
@@ -197,22 +203,37 @@ class SchedulingQueue:
         self._unschedulable.pop(uid, None)
 
     def move_all_to_active_or_backoff(
-        self, event: str, pre_check: Callable[[Pod], bool] | None = None
+        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None
     ) -> int:
-        """A cluster event that may make unschedulable pods fit; returns how many moved."""
+        """A cluster event that may make unschedulable pods fit: moves those a plugin that rejected
+        them registered it for (and that pass pre_check); returns how many moved."""
+        interest = self._interested(event)
+        if interest is not None and not any(interest.values()):
+            return 0  # no plugin cares (kube-scheduler isEventOfInterest)
         if self._in_flight:
-            self._move_request_cycle = self._scheduling_cycle
+            self._in_flight_events[event] = self._scheduling_cycle
         if not self._unschedulable:
             return 0
-        if pre_check is None:
-            moving = list(self._unschedulable.values())
-            self._unschedulable.clear()
-        else:
-            moving = [i for i in self._unschedulable.values() if pre_check(i.pod)]
-            for info in moving:
-                del self._unschedulable[info.uid]
-        self._requeue_all(moving, event)
+        moving = [i for i in self._unschedulable.values()
+                  if (pre_check is None or pre_check(i.pod)) and _worth_requeuing(i, interest)]
+        for info in moving:
+            del self._unschedulable[info.uid]
+        self._requeue_all(moving, event.label)
         return len(moving)
+
+    def _interested(self, event: ClusterEvent) -> _Interest:
+        if self._plugin_events is None or event.is_wildcard:
+            return None
+        if event not in self._interest:
+            self._interest[event] = {
+                profile: frozenset(name for name, events in plugins.items()
+                                   if any(registered.matches(event) for registered in events))
+                for profile, plugins in self._plugin_events.items()}
+        return self._interest[event]
+
+    def _missed_event(self, info: QueuedPodInfo, cycle: int) -> bool:
+        return any(seen >= cycle and _worth_requeuing(info, self._interested(event))
+                   for event, seen in self._in_flight_events.items())
 
     # --- the scheduling loop ---------------------------------------------------------------------
 
@@ -241,6 +262,8 @@ class SchedulingQueue:
     def done(self, uid: str) -> None:
         """The cycle (and binding, if any) for a popped pod is over."""
         self._in_flight.pop(uid, None)
+        if not self._in_flight:
+            self._in_flight_events.clear()
 
     def add_unschedulable_if_not_present(
         self, info: QueuedPodInfo, scheduling_cycle: int | None = None
@@ -272,9 +295,11 @@ class SchedulingQueue:
         info.was_flushed_from_unschedulable = False
         info.flush_timestamp = None
 
-        missed_event = self._move_request_cycle >= cycle or (flight is not None and flight.updated)
+        missed_event = (flight is not None and flight.updated) or self._missed_event(info, cycle)
+        if not self._in_flight:
+            self._in_flight_events.clear()
         strategy = _Strategy.AFTER_BACKOFF if (not rejected or missed_event) else _Strategy.SKIP
-        where = self._requeue(info, strategy, "ScheduleAttemptFailure")
+        where = self._requeue(info, strategy, SCHEDULE_ATTEMPT_FAILURE)
         log.debug("pod %s moved to %s after a failed attempt (cycle %d)", info.key, where, cycle)
         return True
 
@@ -288,7 +313,7 @@ class SchedulingQueue:
                 if head is None or self._is_backing_off(head):
                     break
                 heap.pop()
-                self._add_active(head, ClusterEvent.BACKOFF_COMPLETE)
+                self._add_active(head, BACKOFF_COMPLETE)
                 moved += 1
         return moved
 
@@ -305,7 +330,7 @@ class SchedulingQueue:
                 moving.append(info)
         for info in moving:
             del self._unschedulable[info.uid]
-        self._requeue_all(moving, ClusterEvent.UNSCHEDULABLE_TIMEOUT)
+        self._requeue_all(moving, UNSCHEDULABLE_TIMEOUT.label)
         return len(moving)
 
     async def run(self) -> None:
@@ -390,6 +415,17 @@ class SchedulingQueue:
 
     def _error_backoff_key(self, info: QueuedPodInfo) -> tuple[float]:
         return (self._backoff_time(info),)
+
+
+def _worth_requeuing(info: QueuedPodInfo, interest: _Interest) -> bool:
+    """kube-scheduler isPodWorthRequeuing without queueing hints: a pod that failed with an error
+    always; a rejected pod when a plugin that rejected it cares about the event."""
+    if interest is None or not (info.unschedulable_plugins or info.pending_plugins):
+        return True
+    plugins = interest.get(info.pod.spec.scheduler_name)
+    if plugins is None:
+        return True  # a profile the queue was not told about: never strand its pods
+    return not (plugins.isdisjoint(info.unschedulable_plugins) and plugins.isdisjoint(info.pending_plugins))
 
 
 def _is_pod_updated(old: Pod, new: Pod) -> bool:

@@ -1,0 +1,173 @@
+"""Cluster events and which plugins they concern (kube-scheduler framework/events.go, EnqueueExtensions).
+
+Each plugin that can reject a pod declares, in `events_to_register`, the events that can make a pod
+it rejected schedulable. The queue moves an unschedulable pod on an event only if one of the
+plugins that rejected it registered a matching event, so a completed Job pod wakes the pods waiting
+for resources, not the thousands waiting for a taint to go. kube-scheduler then asks each plugin's
+queueing hint about the event's objects; kubesched has no hints yet, so a matching event always
+moves the pod (what kube-scheduler does for a plugin registered without a hint).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Protocol, runtime_checkable
+
+from kubesched.framework.resources import milli_of, pod_requests, quantity
+from kubesched.model.objects import Node, Pod
+
+
+class ActionType(enum.IntFlag):
+    """kube-scheduler's ActionType bits, in its order: the order matters to `matches`."""
+
+    ADD = enum.auto()
+    DELETE = enum.auto()
+    UPDATE_NODE_ALLOCATABLE = enum.auto()
+    UPDATE_NODE_LABEL = enum.auto()
+    UPDATE_NODE_TAINT = enum.auto()  # taints, or spec.unschedulable turned off
+    UPDATE_NODE_CONDITION = enum.auto()
+    UPDATE_NODE_ANNOTATION = enum.auto()
+    UPDATE_NODE_DECLARED_FEATURE = enum.auto()
+    UPDATE_NODE_PREEMPTION_POLICY = enum.auto()
+    UPDATE_POD_LABEL = enum.auto()
+    UPDATE_POD_SCALE_DOWN = enum.auto()
+    UPDATE_POD_SCALE_UP = enum.auto()
+    UPDATE_POD_TOLERATION = enum.auto()
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = enum.auto()
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = enum.auto()
+    ALL = (1 << 15) - 1
+    UPDATE = ALL ^ 0b11  # everything but ADD and DELETE
+
+
+class EventResource(enum.StrEnum):
+    POD = "Pod"  # matches the three below
+    ASSIGNED_POD = "AssignedPod"
+    UNSCHEDULED_POD = "UnscheduledPod"
+    TARGET_POD = "TargetPod"
+    NODE = "Node"
+    JOB = "Job"  # kubesched's: the CronJob pool waits for a pod's owner Job
+    WILDCARD = "*"
+
+
+_POD_KINDS = (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD, EventResource.TARGET_POD)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    resource: EventResource
+    action_type: ActionType
+    custom_label: str = ""
+
+    @property
+    def is_wildcard(self) -> bool:
+        return self.resource is EventResource.WILDCARD and self.action_type == ActionType.ALL
+
+    @property
+    def label(self) -> str:
+        """As kube-scheduler logs it (AssignedPodDelete, NodeUpdateNodeTaint...)."""
+        if self.custom_label:
+            return self.custom_label
+        action = self.action_type
+        name = "All" if action == ActionType.ALL else "Update" if action == ActionType.UPDATE else (
+            "".join(part.capitalize() for part in (action.name or str(int(action))).split("_")))
+        return f"{self.resource}{name}"
+
+    def matches(self, incoming: ClusterEvent) -> bool:
+        """kube-scheduler MatchClusterEvents, self being the registered event: the incoming one is the
+        same or more specific (a general Update only matches a registered general Update)."""
+        if self.is_wildcard:
+            return True
+        r = self.resource
+        same_resource = (r is EventResource.WILDCARD or r == incoming.resource
+                         or (r is EventResource.POD and incoming.resource in _POD_KINDS))
+        return (same_resource and bool(self.action_type & incoming.action_type)
+                and incoming.action_type <= self.action_type)
+
+    def __str__(self) -> str:
+        return self.label
+
+
+WILDCARD = ClusterEvent(EventResource.WILDCARD, ActionType.ALL)
+NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD)
+NODE_DELETE = ClusterEvent(EventResource.NODE, ActionType.DELETE)
+ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD)
+ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
+ASSIGNED_POD_UPDATE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE)
+ASSIGNED_POD_SCALE_DOWN = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN)
+UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE)
+JOB_ADD = ClusterEvent(EventResource.JOB, ActionType.ADD, custom_label="JobAdd")
+# Special moves: every pod, whatever rejected it.
+UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, custom_label="UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, custom_label="ForceActivate")
+
+
+@runtime_checkable
+class EnqueueExtensions(Protocol):
+    """A plugin that says which events can make a pod it rejected schedulable."""
+
+    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+
+
+def registered_events(plugins: Iterable[object]) -> dict[str, tuple[ClusterEvent, ...]]:
+    """Plugin name -> its events, for the plugins that can reject a pod. A plugin that does not say
+    gets every event, as kube-scheduler registers a plugin without EnqueueExtensions."""
+    out: dict[str, tuple[ClusterEvent, ...]] = {}
+    for pl in plugins:
+        name = getattr(pl, "name", None)
+        if not isinstance(name, str) or name in out:
+            continue
+        out[name] = tuple(pl.events_to_register()) if isinstance(pl, EnqueueExtensions) else (WILDCARD,)
+    return out
+
+
+# --- what changed in an update (kube-scheduler NodeSchedulingPropertiesChange / PodSchedulingPropertiesChange)
+
+
+def _amounts(resources: Mapping[str, str]) -> dict[str, Decimal]:
+    # Compared as quantities, as equality.Semantic does: 1000m is 1.
+    return {name: quantity(text) for name, text in resources.items()}
+
+
+def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
+    """The specific Node/Update events of a node update; none for a heartbeat or an image change."""
+    actions: list[ActionType] = []
+    if old.spec.unschedulable != new.spec.unschedulable and not new.spec.unschedulable:
+        actions.append(ActionType.UPDATE_NODE_TAINT)
+    if _amounts(old.status.allocatable) != _amounts(new.status.allocatable):
+        actions.append(ActionType.UPDATE_NODE_ALLOCATABLE)
+    if old.metadata.labels != new.metadata.labels:
+        actions.append(ActionType.UPDATE_NODE_LABEL)
+    if old.spec.taints != new.spec.taints:
+        actions.append(ActionType.UPDATE_NODE_TAINT)
+    if ({c.type: c.status for c in old.status.conditions} != {c.type: c.status for c in new.status.conditions}):
+        actions.append(ActionType.UPDATE_NODE_CONDITION)
+    if old.metadata.annotations != new.metadata.annotations:
+        actions.append(ActionType.UPDATE_NODE_ANNOTATION)
+    return [ClusterEvent(EventResource.NODE, a) for a in actions]
+
+
+def _scaled_past(a: Mapping[str, Decimal], b: Mapping[str, Decimal]) -> bool:
+    """Some request of a is gone from b or larger than b's (compared in millis, as Go does)."""
+    return any(name not in b or milli_of(q) > milli_of(b[name]) for name, q in a.items())
+
+
+def assigned_pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
+    """The AssignedPod/Update events of a bound pod's update; the general Update when none fits."""
+    actions: list[ActionType] = []
+    if old.metadata.labels != new.metadata.labels:
+        actions.append(ActionType.UPDATE_POD_LABEL)
+    old_reqs, new_reqs = pod_requests(old), pod_requests(new)
+    if _scaled_past(old_reqs, new_reqs):
+        actions.append(ActionType.UPDATE_POD_SCALE_DOWN)
+    if _scaled_past(new_reqs, old_reqs):
+        actions.append(ActionType.UPDATE_POD_SCALE_UP)
+    if len(old.spec.tolerations) != len(new.spec.tolerations):
+        actions.append(ActionType.UPDATE_POD_TOLERATION)
+    if old.spec.scheduling_gates and not new.spec.scheduling_gates:
+        actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
+    if not actions:
+        actions.append(ActionType.UPDATE)
+    return [ClusterEvent(EventResource.ASSIGNED_POD, a) for a in actions]

@@ -1,0 +1,177 @@
+"""Which unschedulable pods a cluster event moves: only those a plugin that rejected them registered
+the event for (kube-scheduler EventsToRegister), so a completed Job pod does not requeue everything."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubesched.api.client import ApiClient
+from kubesched.api.kubeconfig import ClusterConfig, Credentials
+from kubesched.config import load
+from kubesched.framework import events
+from kubesched.model.objects import Node, Pod
+from kubesched.scheduler import Scheduler
+from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
+
+PROFILE = "kubesched"
+
+
+def _scheduler() -> Scheduler:
+    """The default profile, never started: only its informer handlers, cache and queue are used."""
+    client = ApiClient(ClusterConfig("https://127.0.0.1:1", None, Credentials(), "test"))
+    return Scheduler(client, load(None))
+
+
+def _pending(name: str) -> PodBuilder:
+    return make_pod(name).scheduler(PROFILE).req(cpu="1")
+
+
+def _reject(sched: Scheduler, pod: Pod, *plugins: str) -> None:
+    sched.queue.add(pod)
+    info = sched.queue.pop_nowait()
+    assert info is not None
+    assert info.uid == pod.metadata.uid
+    info.unschedulable_plugins = set(plugins)
+    assert sched.queue.add_unschedulable_if_not_present(info)
+    assert sched.queue.where(info.uid) == "unschedulable"
+
+
+def _moved(sched: Scheduler, pods: list[Pod]) -> list[str]:
+    return [p.metadata.name for p in pods if sched.queue.where(p.metadata.uid) != "unschedulable"]
+
+
+def test_assigned_pod_delete_moves_only_the_pod_waiting_for_resources() -> None:
+    sched = _scheduler()
+    sched._node_added(make_node("n").obj())
+    done = make_pod("job-pod").node("n").req(cpu="1").obj()
+    sched._pod_added(done)
+    waiting = [_pending(f"tainted-{i}").obj() for i in range(1000)]
+    for pod in waiting:
+        _reject(sched, pod, "TaintToleration")
+    fit = _pending("needs-cpu").obj()
+    _reject(sched, fit, "NodeResourcesFit")
+    sched._pod_deleted(done)
+    assert _moved(sched, [*waiting, fit]) == ["needs-cpu"]
+
+
+_NODE = make_node("n").label("zone", "a").taint("k", "v")
+
+
+def _node(b: NodeBuilder) -> Node:
+    return b.obj()
+
+
+# (rejecting plugins, what happens, moved?)
+_CASES = [
+    pytest.param(("NodeResourcesFit",), "delete-pod", True, id="fit-assigned-pod-delete"),
+    pytest.param(("NodePorts",), "delete-pod", True, id="ports-assigned-pod-delete"),
+    pytest.param(("TaintToleration",), "delete-pod", False, id="taint-assigned-pod-delete"),
+    pytest.param(("NodeAffinity",), "delete-pod", False, id="affinity-assigned-pod-delete"),
+    pytest.param(("NodeName",), "delete-pod", False, id="node-name-assigned-pod-delete"),
+    pytest.param(("NodeUnschedulable",), "delete-pod", False, id="cordon-assigned-pod-delete"),
+    pytest.param(("TaintToleration", "NodeResourcesFit"), "delete-pod", True, id="any-rejector-counts"),
+    pytest.param(("TaintToleration",), "untaint", True, id="taint-node-taint-change"),
+    pytest.param(("NodeAffinity",), "untaint", False, id="affinity-node-taint-change"),
+    pytest.param(("NodeUnschedulable",), "uncordon", True, id="cordon-uncordon"),
+    pytest.param(("NodeUnschedulable",), "cordon", False, id="cordon-cordoned-again"),
+    pytest.param(("NodeAffinity",), "relabel", True, id="affinity-node-label-change"),
+    pytest.param(("NodeResourcesFit",), "relabel", False, id="fit-node-label-change"),
+    pytest.param(("NodeResourcesFit",), "grow", True, id="fit-allocatable-change"),
+    pytest.param(("NodeResourcesFit",), "same-allocatable-spelled-differently", False,
+                 id="fit-allocatable-same-quantity"),
+    pytest.param(("NodeResourcesFit",), "images", False, id="fit-image-change"),
+    pytest.param(("TaintToleration",), "heartbeat", False, id="taint-heartbeat"),
+    pytest.param(("TaintToleration",), "add-node", True, id="taint-node-add"),
+    pytest.param(("NodeName",), "add-node", True, id="node-name-node-add"),
+    pytest.param(("NodeResourcesFit",), "resize-down", True, id="fit-assigned-pod-scale-down"),
+    pytest.param(("NodePorts",), "resize-down", False, id="ports-assigned-pod-scale-down"),
+    pytest.param(("NodeResourcesFit",), "resize-up", False, id="fit-assigned-pod-scale-up"),
+    pytest.param(("NodeResourcesFit",), "status-only", False, id="fit-assigned-pod-status-update"),
+    pytest.param(("NodeResourcesFit",), "relabel-pod", False, id="fit-assigned-pod-label-change"),
+    pytest.param(("NodeResourcesFit",), "bind", False, id="fit-assigned-pod-add"),
+]
+
+
+def _happen(sched: Scheduler, what: str) -> None:
+    node = _node(_NODE)
+    running = make_pod("running").node("n").req(cpu="2").container_status("c0", allocated={"cpu": "2"})
+    if what == "add-node":
+        sched._node_added(make_node("n2").obj())
+        return
+    if what in ("delete-pod", "resize-down", "resize-up", "status-only", "relabel-pod"):
+        old = running.obj()
+        sched._pod_added(old)
+        new_pod = {
+            "delete-pod": None,
+            # The user lowered the spec and the kubelet allocated it: the pod now counts 1 cpu.
+            "resize-down": make_pod("running").node("n").req(cpu="1").container_status("c0", allocated={"cpu": "1"}),
+            "resize-up": make_pod("running").node("n").req(cpu="3").container_status("c0", allocated={"cpu": "3"}),
+            "status-only": make_pod("running").node("n").req(cpu="2").container_status("c0", allocated={"cpu": "2"},
+                                                                                      actuated={"cpu": "2"}),
+            "relabel-pod": running.label("app", "x"),
+        }[what]
+        if new_pod is None:
+            sched._pod_deleted(old)
+        else:
+            sched._pod_updated(old, new_pod.obj())
+        return
+    if what == "bind":
+        pod = make_pod("other").req(cpu="1").obj()
+        bound = make_pod("other").node("n").req(cpu="1").obj()
+        sched._pod_updated(pod, bound)
+        return
+    new_node = {
+        "untaint": make_node("n").label("zone", "a"),
+        "uncordon": make_node("n").label("zone", "a").taint("k", "v"),
+        "cordon": make_node("n").label("zone", "a").taint("k", "v").unschedulable(),
+        "relabel": make_node("n").label("zone", "b").taint("k", "v"),
+        "grow": make_node("n").capacity(cpu="8").label("zone", "a").taint("k", "v"),
+        "same-allocatable-spelled-differently": make_node("n").capacity(cpu="4000m").label("zone", "a").taint("k", "v"),
+        "images": make_node("n").label("zone", "a").taint("k", "v").image(100, "nginx:latest"),
+        "heartbeat": make_node("n").label("zone", "a").taint("k", "v"),
+    }[what].obj()
+    if what == "uncordon":
+        node = _node(make_node("n").label("zone", "a").taint("k", "v").unschedulable())
+    sched._node_updated(node, new_node)
+
+
+@pytest.mark.parametrize(("plugins", "what", "moved"), _CASES)
+def test_event_moves_only_pods_its_plugins_registered_for(plugins: tuple[str, ...], what: str,
+                                                          moved: bool) -> None:
+    sched = _scheduler()
+    node = _node(_NODE)
+    if what == "uncordon":
+        node = _node(make_node("n").label("zone", "a").taint("k", "v").unschedulable())
+    sched._node_added(node)
+    pod = _pending("p").obj()
+    _reject(sched, pod, *plugins)
+    _happen(sched, what)
+    assert bool(_moved(sched, [pod])) is moved
+
+
+def test_job_add_moves_only_pods_the_pool_holds_for_it() -> None:
+    sched = _scheduler()
+    waiting = _pending("waits").obj()
+    tainted = _pending("tainted").obj()
+    _reject(sched, waiting, "CronJobPool")
+    _reject(sched, tainted, "TaintToleration")
+    moved = sched.queue.move_all_to_active_or_backoff(events.JOB_ADD)
+    assert moved == 1
+    assert _moved(sched, [waiting, tainted]) == ["waits"]
+
+
+def test_event_during_a_cycle_only_counts_if_it_concerns_the_pod() -> None:
+    sched = _scheduler()
+    sched._node_added(_node(_NODE))
+    done = make_pod("job-pod").node("n").req(cpu="1").obj()
+    sched._pod_added(done)
+    for name, plugin, expected in (("a", "TaintToleration", "unschedulable"), ("b", "NodeResourcesFit", "backoff")):
+        pod = _pending(name).obj()
+        sched.queue.add(pod)
+        info = sched.queue.pop_nowait()
+        assert info is not None
+        # Another pod completes while this one's cycle runs.
+        sched._pod_deleted(done)
+        info.unschedulable_plugins = {plugin}
+        assert sched.queue.add_unschedulable_if_not_present(info)
+        assert sched.queue.where(info.uid) == expected, name
