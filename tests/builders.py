@@ -71,10 +71,6 @@ class PodBuilder:
         self._pod.spec.node_name = name
         return self
 
-    def scheduler(self, name: str) -> Self:
-        self._pod.spec.scheduler_name = name
-        return self
-
     def priority(self, p: int) -> Self:
         self._pod.spec.priority = p
         return self

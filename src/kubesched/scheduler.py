@@ -361,6 +361,8 @@ class Scheduler:
         self.stats.bind_failures += 1
         if self.cache.is_assumed(pod_info):
             self.cache.forget_pod(pod_info)
+            # The room it held is free again, as if an assigned pod had been deleted.
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
         if outcome.result in (BindResult.CONFLICT, BindResult.NOT_FOUND):
             # Already bound elsewhere, or gone: the informer brings the truth; retrying would storm.
             log.info("binding skipped", extra={"pod": pod_info.key, "node": node, "status": outcome.status,
@@ -372,6 +374,7 @@ class Scheduler:
                                              "detail": outcome.message})
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         self.events.failed_scheduling(pod_info.pod, message, controller=profile.scheduler_name)
+        self.conditions.submit(self.pods.get(_key(pod_info.pod)) or pod_info.pod, message, reason="SchedulerError")
 
 
 def _key(pod: Pod) -> str:
