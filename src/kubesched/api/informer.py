@@ -51,9 +51,13 @@ PODS = Resource("/api/v1", "pods", "Pod")
 NODES = Resource("/api/v1", "nodes", "Node")
 JOBS = Resource("/apis/batch/v1", "jobs", "Job")
 
-# The apiserver sends a watch with allowWatchBookmarks a BOOKMARK about once a minute even when
-# nothing changes, so a longer silence means the connection died without a reset.
-WATCH_IDLE_TIMEOUT = 75.0
+# How long one watch request lasts (timeoutSeconds, randomised up to twice this), and how much
+# longer than that a silent connection is trusted. The apiserver's bookmarks are no heartbeat: it
+# sends one only once the resource's watch cache has moved on (seen here: none in 4 minutes on a
+# quiet plane), so a dead connection is noticed only by a read timeout, which must therefore
+# follow timeoutSeconds (client-go's 5-10 minutes would leave a dropped watch unnoticed that long).
+MIN_WATCH_TIMEOUT = 45
+WATCH_GRACE = 10.0
 
 
 class EventHandler(Protocol[T_contra]):
@@ -198,8 +202,7 @@ class Informer(Generic[T]):
         field_selector: str = "",
         label_selector: str = "",
         page_size: int = 500,
-        min_watch_timeout: int = 300,
-        idle_timeout: float = WATCH_IDLE_TIMEOUT,
+        min_watch_timeout: int = MIN_WATCH_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
@@ -216,7 +219,6 @@ class Informer(Generic[T]):
             self._selectors["labelSelector"] = label_selector
         self._page_size = page_size
         self._min_watch_timeout = min_watch_timeout
-        self._idle_timeout = idle_timeout
         self._clock = clock
         # When the informer began failing (any error), and when it began failing with an error
         # waiting will not mend (credentials, 4xx, a bug); None while it works.
@@ -347,7 +349,7 @@ class Informer(Generic[T]):
             "timeoutSeconds": timeout,
             **self._selectors,
         }
-        async with self.client.stream(self.resource.path, params, read_timeout=self._idle_timeout) as lines:
+        async with self.client.stream(self.resource.path, params, read_timeout=timeout + WATCH_GRACE) as lines:
             self._working()
             async for line in lines:
                 self._apply(line)
