@@ -21,7 +21,6 @@ from typing import Any
 from kubesched.api import (
     ApiClient,
     Binder,
-    BindOutcome,
     BindResult,
     ConditionWriter,
     EventRecorder,
@@ -35,15 +34,26 @@ from kubesched.api import (
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework import events
-from kubesched.framework.fit_error import FitError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.fit_error import Diagnosis, FitError
+from kubesched.framework.handle import Handle
 from kubesched.framework.profile import Profile, build_profile
 from kubesched.framework.registry import PluginFactory, merge
+from kubesched.framework.runtime import (
+    run_bind,
+    run_permit,
+    run_post_bind,
+    run_pre_bind,
+    run_reserve,
+    run_unreserve,
+    wait_on_permit,
+)
 from kubesched.framework.schedule import NodeCursor, schedule_pod
-from kubesched.framework.status import SchedulingError
+from kubesched.framework.status import Code, SchedulingError, Status
 from kubesched.framework.types import PodInfo
 from kubesched.metrics import Metrics
 from kubesched.model.objects import Job, Node, Pod
-from kubesched.plugins import cronjob_pool
+from kubesched.plugins import cronjob_pool, default_binder
 from kubesched.plugins.pool_ownership import InformerJobs
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import QueuedPodInfo, SchedulingQueue, eligible
@@ -83,7 +93,11 @@ class Scheduler:
                                                                  self._job_deleted))
         # The pool plugin reads Jobs from this scheduler's informer, never from the API per pod.
         registry = merge(in_tree_registry(jobs=InformerJobs(self.jobs)), out_of_tree or {})
-        self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry) for p in config.profiles}
+        # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
+        # at Permit and the binding port through it, never the API client itself.
+        self.handle = Handle(snapshot=lambda: self.cache.snapshot(), clock=clock, bind_pod=self._bind_pod)
+        self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry, self.handle)
+                                             for p in config.profiles}
         self.names = frozenset(self.profiles)
         self.rng = rng or random.Random()
         self.cursor = NodeCursor()
@@ -297,10 +311,12 @@ class Scheduler:
             return
         started = time.perf_counter()
         pod_info = PodInfo(pod)
+        state = CycleState()
         self.stats.attempts += 1
         try:
             result = schedule_pod(profile, self.cache.snapshot(), pod_info, rng=self.rng, cursor=self.cursor,
-                                  percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score)
+                                  percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
+                                  state=state)
         except SchedulingError as exc:
             self.stats.errors += 1
             self.metrics.error[profile.scheduler_name].inc()
@@ -318,8 +334,16 @@ class Scheduler:
             return
         node = result.suggested_host
         self.cache.assume_pod(pod_info, node)
+        status = run_reserve(profile, state, pod_info, node)
+        if status is None:
+            status = run_permit(profile, state, pod_info, node, profile.handle.waiting_pods)
+        if status is not None and status.code != Code.WAIT:
+            run_unreserve(profile, state, pod_info, node)
+            self.cache.forget_pod(pod_info)
+            self._failed(info, profile, *_failure(pod_info, node, status))
+            return
         self.conditions.discard(pod.metadata.uid)
-        self.binds.spawn(self._bind(info, pod_info, node, profile), name=f"bind/{pod_info.key}")
+        self.binds.spawn(self._binding_cycle(info, pod_info, node, profile, state), name=f"bind/{pod_info.key}")
 
     def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str) -> None:
         pod = info.pod
@@ -331,50 +355,82 @@ class Scheduler:
         latest = self.pods.get(_key(pod)) or pod
         self.conditions.submit(latest, message, reason=reason)
 
-    async def _bind(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile) -> None:
-        """The binding cycle. Every way out but a successful binding forgets the assumed pod and
-        requeues it: an assumed pod never expires, so a path that skipped this would keep the
-        node's room taken and the pod in flight for good."""
+    async def _binding_cycle(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
+                             state: CycleState) -> None:
+        """Permit's wait, PreBind, Bind, PostBind. Every way out but a bound pod unreserves,
+        forgets the assumed pod and hands it to the failure handler: an assumed pod never
+        expires, so a path that skipped this would keep the node's room taken for good."""
         pod = info.pod
         started = time.perf_counter()
-        outcome = BindOutcome(BindResult.ERROR, 0, "binding cycle interrupted")
+        status: Status | None = Status(Code.ERROR, "binding cycle interrupted")
+        bound = False
         try:
             await self.conditions.settled(pod.metadata.uid)
-            outcome = await self.binder.bind(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, node)
+            status = await wait_on_permit(profile.handle.waiting_pods, pod_info)
+            if status is None:
+                status = await run_pre_bind(profile, state, pod_info, node)
+            if status is None:
+                status = await run_bind(profile, state, pod_info, node)
+            bound = status is None
         except Exception as e:
-            outcome = BindOutcome(BindResult.ERROR, 0, f"{type(e).__name__}: {e}")
+            status = Status(Code.ERROR, f"{type(e).__name__}: {e}")
         finally:
             # Also on cancellation (shutdown): the pod must not stay assumed.
-            if not outcome.ok:
-                self._bind_failed(info, pod_info, node, profile, outcome)
-        if not outcome.ok:
+            if not bound:
+                self._binding_failed(info, pod_info, node, profile, state,
+                                     status or Status(Code.ERROR, "binding cycle interrupted"))
+        if not bound:
             return
         self.metrics.binding.observe(time.perf_counter() - started)
         self.stats.scheduled += 1
         self.metrics.scheduled[profile.scheduler_name].inc()
         self.queue.done(info.uid)
         self.events.scheduled(pod, node, controller=profile.scheduler_name)
+        run_post_bind(profile, state, pod_info, node)
         log.debug("bound", extra={"pod": pod_info.key, "node": node})
 
-    def _bind_failed(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
-                     outcome: BindOutcome) -> None:
+    def _binding_failed(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
+                        state: CycleState, status: Status) -> None:
+        """kube-scheduler's handleBindingCycleError, then its failure handler's informer check."""
         self.stats.bind_failures += 1
+        run_unreserve(profile, state, pod_info, node)
         if self.cache.is_assumed(pod_info):
             self.cache.forget_pod(pod_info)
             # The room it held is free again, as if an assigned pod had been deleted.
             self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
-        if outcome.result in (BindResult.CONFLICT, BindResult.NOT_FOUND):
-            # Already bound elsewhere, or gone: the informer brings the truth; retrying would storm.
-            log.info("binding skipped", extra={"pod": pod_info.key, "node": node, "status": outcome.status,
-                                               "detail": outcome.message})
+        latest = self.pods.get(pod_info.key)
+        final = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and status.plugin in _BINDERS
+        if final or latest is None or latest.metadata.uid != pod_info.pod.metadata.uid or latest.spec.node_name:
+            # Already bound (by us or another), deleted, or replaced: the informer brings the truth.
+            log.info("binding skipped", extra={"pod": pod_info.key, "node": node, "detail": status.message()})
             self.queue.done(info.uid)
             return
-        message = f"Binding rejected: {outcome.message}"
-        log.warning("binding failed", extra={"pod": pod_info.key, "node": node, "status": outcome.status,
-                                             "detail": outcome.message})
-        self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
-        self.events.failed_scheduling(pod_info.pod, message, controller=profile.scheduler_name)
-        self.conditions.submit(self.pods.get(_key(pod_info.pod)) or pod_info.pod, message, reason="SchedulerError")
+        log.warning("binding failed", extra={"pod": pod_info.key, "node": node, "detail": status.message()})
+        self._failed(info, profile, *_failure(pod_info, node, status))
+
+    async def _bind_pod(self, pod: Pod, node: str) -> Status | None:
+        """The handle's binding port, for DefaultBinder."""
+        meta = pod.metadata
+        outcome = await self.binder.bind(meta.namespace, meta.name, meta.uid, node)
+        if outcome.ok:
+            return None
+        if outcome.result in (BindResult.CONFLICT, BindResult.NOT_FOUND):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, outcome.message)
+        return Status(Code.ERROR, outcome.message)
+
+
+# Bind plugins whose UnschedulableAndUnresolvable means "already bound, replaced or gone".
+_BINDERS = frozenset({default_binder.NAME})
+
+
+def _failure(pod: PodInfo, node: str, status: Status) -> tuple[str, str]:
+    """(message, reason) for a pod that failed after a node was chosen: a rejection reads like
+    kube-scheduler's FitError over the one node, an error is its message."""
+    if status.is_rejected():
+        diagnosis = Diagnosis(node_to_status={node: status})
+        diagnosis.add_plugin_status(status)
+        return FitError(pod, 1, diagnosis).message(), "Unschedulable"
+    return status.message(), "SchedulerError"
 
 
 def _key(pod: Pod) -> str:

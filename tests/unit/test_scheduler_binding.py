@@ -14,6 +14,7 @@ from kubesched.api import ApiClient, KubeconfigError
 from kubesched.api.client import Response
 from kubesched.api.errors import ApiConnectionError
 from kubesched.config.load import load
+from kubesched.model.objects import Pod
 from kubesched.queue import QueuedPodInfo
 from kubesched.scheduler import Scheduler
 from tests.builders import make_node, make_pod
@@ -61,6 +62,12 @@ def make_scheduler(answer: Answer, **kw: Any) -> tuple[Scheduler, ScriptedClient
     return sched, client
 
 
+def enqueue(sched: Scheduler, pod: Pod) -> None:
+    """As the pod informer would: the pod in its store, and in the queue."""
+    sched.pods.store[pod.key] = pod
+    sched.queue.add(pod)
+
+
 def pop(sched: Scheduler) -> QueuedPodInfo:
     info = sched.queue.pop_nowait()
     assert info is not None
@@ -75,7 +82,7 @@ def pop(sched: Scheduler) -> QueuedPodInfo:
 async def test_a_bind_that_raises_forgets_the_pod_and_requeues_it(exc: Exception) -> None:
     sched, _ = make_scheduler(raising(exc))
     pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
-    sched.queue.add(pod)
+    enqueue(sched, pod)
     sched.schedule_one(pop(sched))
     assert sched.cache.is_assumed(pod)
     await sched.binds.wait()
@@ -85,9 +92,48 @@ async def test_a_bind_that_raises_forgets_the_pod_and_requeues_it(exc: Exception
     assert sched.stats.bind_failures == 1
     # The room is free again: another pod of the same size fits the node.
     other = make_pod("q").scheduler("kubesched").req(cpu="1").obj()
-    sched.queue.add(other)
+    enqueue(sched, other)
     sched.schedule_one(pop(sched))
     assert sched.cache.is_assumed(other)
+
+
+@pytest.mark.parametrize(("status", "body", "change"), [
+    (409, b'{"kind":"Status","code":409,"message":"pod p is already assigned to node n2"}', None),
+    (404, b'{"kind":"Status","code":404,"message":"pods \\"p\\" not found"}', None),
+    (500, b'{"kind":"Status","code":500,"message":"etcdserver: leader changed"}', "deleted"),
+    (500, b'{"kind":"Status","code":500,"message":"etcdserver: leader changed"}', "bound-elsewhere"),
+], ids=["conflict", "not-found", "deleted-while-binding", "bound-by-someone-else"])
+async def test_a_pod_that_is_gone_or_bound_is_not_requeued(status: int, body: bytes, change: str | None) -> None:
+    async def answer(method: str, path: str) -> Response:
+        return Response(status, body)
+
+    sched, _ = make_scheduler(answer)
+    pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
+    enqueue(sched, pod)
+    sched.schedule_one(pop(sched))
+    if change == "deleted":
+        del sched.pods.store[pod.key]
+    elif change == "bound-elsewhere":
+        sched.pods.store[pod.key] = make_pod("p").scheduler("kubesched").node("n2").obj()
+    await sched.binds.wait()
+    assert not sched.cache.is_assumed(pod)
+    assert sched.queue.where(pod.metadata.uid) is None
+    assert sched.queue.in_flight() == []
+
+
+async def test_bind_error_message_and_condition_are_kube_schedulers() -> None:
+    async def answer(method: str, path: str) -> Response:
+        if path.endswith("/binding"):
+            return Response(500, b'{"kind":"Status","code":500,"message":"etcdserver: leader changed"}')
+        return Response(200, b"{}")
+
+    sched, _ = make_scheduler(answer)
+    pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
+    enqueue(sched, pod)
+    sched.schedule_one(pop(sched))
+    await sched.binds.wait()
+    assert sched.conditions._pending[pod.metadata.uid][1:] == (
+        'running Bind plugin "DefaultBinder": etcdserver: leader changed', "SchedulerError")
 
 
 async def test_a_cancelled_bind_forgets_the_pod() -> None:
@@ -99,7 +145,7 @@ async def test_a_cancelled_bind_forgets_the_pod() -> None:
 
     sched, _ = make_scheduler(never)
     pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
-    sched.queue.add(pod)
+    enqueue(sched, pod)
     sched.schedule_one(pop(sched))
     await asyncio.sleep(0)
     await sched.binds.cancel()
@@ -109,7 +155,7 @@ async def test_a_cancelled_bind_forgets_the_pod() -> None:
 async def test_a_successful_bind_keeps_the_pod_assumed_until_the_informer_confirms() -> None:
     sched, client = make_scheduler(created)
     pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
-    sched.queue.add(pod)
+    enqueue(sched, pod)
     sched.schedule_one(pop(sched))
     await sched.binds.wait()
     assert sched.cache.is_assumed(pod)
@@ -121,7 +167,7 @@ async def test_a_condition_queued_before_the_bind_is_dropped() -> None:
     sched, client = make_scheduler(created)
     pod = make_pod("p").scheduler("kubesched").req(cpu="1").obj()
     sched.conditions.submit(pod, "0/1 nodes are available: 1 Insufficient cpu.")
-    sched.queue.add(pod)
+    enqueue(sched, pod)
     sched.schedule_one(pop(sched))
     writer = asyncio.create_task(sched.conditions.run())
     await sched.binds.wait()
@@ -144,7 +190,7 @@ async def test_a_condition_being_written_lands_before_the_binding() -> None:
     writer = asyncio.create_task(sched.conditions.run())
     sched.conditions.submit(pod, "0/1 nodes are available: 1 Insufficient cpu.")
     await patching.wait()  # the worker has sent the patch and waits for its answer
-    sched.queue.add(pod)
+    enqueue(sched, pod)
     sched.schedule_one(pop(sched))
     for _ in range(5):
         await asyncio.sleep(0)

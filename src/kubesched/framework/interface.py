@@ -137,7 +137,33 @@ class ReservePlugin(Protocol):
 
 
 @runtime_checkable
+class PermitPlugin(Protocol):
+    name: str
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        """(status, timeout in seconds); a Wait status holds the pod until the plugin allows or
+        rejects it through the handle's waiting pods, or the timeout rejects it."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Protocol):
+    name: str
+
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
 class BindPlugin(Protocol):
     name: str
 
-    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Skip hands the pod to the next bind plugin; anything else ends the chain."""
+        ...
+
+
+@runtime_checkable
+class PostBindPlugin(Protocol):
+    name: str
+
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.config.types import ProfileConfig
 from kubesched.framework.events import ClusterEvent, registered_events
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
+    BindPlugin,
     FilterPlugin,
+    PermitPlugin,
+    PostBindPlugin,
     PostFilterPlugin,
+    PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreScorePlugin,
@@ -20,8 +26,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.registry import PluginFactory
 
-# Points the scheduling cycle runs itself; plugins named at the others (permit, preBind, bind,
-# postBind) are left to the binding cycle, which knows them by name.
+# Every extension point and the protocol its plugins implement.
 _CYCLE_POINTS: dict[str, type] = {
     "preEnqueue": PreEnqueuePlugin,
     "queueSort": QueueSortPlugin,
@@ -31,6 +36,10 @@ _CYCLE_POINTS: dict[str, type] = {
     "preScore": PreScorePlugin,
     "score": ScorePlugin,
     "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
 }
 
 
@@ -49,8 +58,11 @@ class Profile:
     pre_score: tuple[PreScorePlugin, ...] = ()
     score: tuple[tuple[ScorePlugin, int], ...] = ()
     reserve: tuple[ReservePlugin, ...] = ()
-    # Names configured at permit/preBind/bind/postBind, for the binding cycle.
-    binding_plugins: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    permit: tuple[PermitPlugin, ...] = ()
+    pre_bind: tuple[PreBindPlugin, ...] = ()
+    bind: tuple[BindPlugin, ...] = ()
+    post_bind: tuple[PostBindPlugin, ...] = ()
+    handle: Handle = field(default_factory=Handle)
     percentage_of_nodes_to_score: int | None = None
     # One instance per plugin name, shared by all the points it is enabled at.
     instances: dict[str, object] = field(default_factory=dict)
@@ -64,8 +76,23 @@ class Profile:
         return registered_events((*self.pre_enqueue, *self.pre_filter, *self.filter, *self.reserve))
 
 
-def build_profile(config: ProfileConfig, registry: Mapping[str, PluginFactory]) -> Profile:
-    """Instantiate each enabled plugin once with its args, and check it implements its points."""
+def _takes_handle(factory: PluginFactory) -> bool:
+    """kube-scheduler's factories take (args, handle); one that takes only the args still works.
+    The handle goes to a factory with a second required positional parameter or one named handle."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+    required = [p for p in params.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    return len(required) >= 2 or "handle" in params
+
+
+def build_profile(config: ProfileConfig, registry: Mapping[str, PluginFactory],
+                  handle: Handle | None = None) -> Profile:
+    """Instantiate each enabled plugin once with its args (and the handle, if its factory takes
+    one), and check it implements its points."""
+    handle = handle or Handle()
     instances: dict[str, object] = {}
 
     def instance(name: str, point: str) -> object:
@@ -75,7 +102,7 @@ def build_profile(config: ProfileConfig, registry: Mapping[str, PluginFactory]) 
                 raise ProfileError(f"profile {config.scheduler_name!r}: plugin {name!r} enabled at "
                                    f"{point} is not registered; known: {sorted(registry)}")
             args: Mapping[str, Any] = config.plugin_args.get(name, {})
-            instances[name] = factory(args)
+            instances[name] = factory(args, handle) if _takes_handle(factory) else factory(args)
         pl = instances[name]
         if not isinstance(pl, _CYCLE_POINTS[point]):
             raise ProfileError(f"profile {config.scheduler_name!r}: plugin {name!r} does not "
@@ -84,11 +111,9 @@ def build_profile(config: ProfileConfig, registry: Mapping[str, PluginFactory]) 
 
     points: dict[str, list[object]] = {p: [] for p in _CYCLE_POINTS}
     weights: list[int] = []
-    binding: dict[str, tuple[str, ...]] = {}
     for point, refs in config.plugins.items():
         if point not in _CYCLE_POINTS:
-            binding[point] = tuple(r.name for r in refs)
-            continue
+            raise ProfileError(f"profile {config.scheduler_name!r}: unknown extension point {point!r}")
         for ref in refs:
             points[point].append(instance(ref.name, point))
             if point == "score":
@@ -106,7 +131,11 @@ def build_profile(config: ProfileConfig, registry: Mapping[str, PluginFactory]) 
         pre_score=tuple(points["preScore"]),  # type: ignore[arg-type]
         score=tuple(zip(points["score"], weights, strict=True)),  # type: ignore[arg-type]
         reserve=tuple(points["reserve"]),  # type: ignore[arg-type]
-        binding_plugins=binding,
+        permit=tuple(points["permit"]),  # type: ignore[arg-type]
+        pre_bind=tuple(points["preBind"]),  # type: ignore[arg-type]
+        bind=tuple(points["bind"]),  # type: ignore[arg-type]
+        post_bind=tuple(points["postBind"]),  # type: ignore[arg-type]
+        handle=handle,
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         instances=instances,
     )

@@ -7,9 +7,9 @@ the entry point only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
-PluginFactory = Callable[[Mapping[str, Any]], object]
+# (args) or (args, handle): the handle is passed to factories that take a second argument.
+PluginFactory = Callable[..., object]
 Registry = dict[str, PluginFactory]
 
 

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
-from kubesched.framework.interface import FilterPlugin, PreFilterResult, Rows, Scores
+from kubesched.framework.interface import MAX_NODE_SCORE, FilterPlugin, PreFilterResult, Rows, Scores
 from kubesched.framework.profile import Profile
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, SchedulingError, Status
@@ -263,6 +263,11 @@ def _score(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot
         normalize = getattr(scorer, "normalize_scores", None)
         if normalize is not None:
             scores = normalize(state, pod, scores)
+        if len(scores) and (int(scores.min()) < 0 or int(scores.max()) > MAX_NODE_SCORE):
+            bad = int(scores.min()) if int(scores.min()) < 0 else int(scores.max())
+            raise SchedulingError(Status(
+                Code.ERROR, f'plugin "{scorer.name}" returns an invalid score {bad}, it should in the range of '
+                f"[0, {MAX_NODE_SCORE}] after normalizing", plugin=scorer.name))
         per_plugin[scorer.name] = scores
         total += scores * weight
     return total, per_plugin

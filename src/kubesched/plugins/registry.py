@@ -9,6 +9,7 @@ from kubesched.framework.registry import Registry
 from kubesched.plugins import (
     balanced_allocation,
     cronjob_pool,
+    default_binder,
     image_locality,
     node_affinity,
     node_name,
@@ -36,6 +37,7 @@ def in_tree_registry(jobs: JobLookup | None = None) -> Registry:
         node_resources_fit.NAME: node_resources_fit.new,
         balanced_allocation.NAME: balanced_allocation.new,
         image_locality.NAME: image_locality.new,
+        default_binder.NAME: default_binder.new,
         cronjob_pool.NAME: functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
     }
 

@@ -1,0 +1,104 @@
+"""The binding cycle's extension points on a profile, with kube-scheduler's semantics
+(framework/runtime/framework.go): Reserve, Unreserve in reverse order, Permit with Wait, PreBind,
+the Bind chain (the first plugin that does not Skip decides), PostBind. The scheduling cycle's
+points (PreFilter to Score) are in schedule.py."""
+
+from __future__ import annotations
+
+import logging
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.profile import Profile
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+from kubesched.framework.waiting import WaitingPod, WaitingPods
+
+log = logging.getLogger(__name__)
+
+
+def _failed(status: Status | None) -> bool:
+    return status is not None and status.code != Code.SUCCESS
+
+
+def _as_error(point: str, plugin: str, status: Status) -> Status:
+    if status.is_rejected():
+        return status.with_plugin(plugin)
+    return Status(Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin)
+
+
+def run_reserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+    """The first failing Reserve plugin's status; the caller then runs `run_unreserve`."""
+    for pl in profile.reserve:
+        s = pl.reserve(state, pod, node)
+        if _failed(s):
+            assert s is not None
+            return _as_error("Reserve", pl.name, s)
+    return None
+
+
+def run_unreserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> None:
+    """Every Reserve plugin's Unreserve, last first; one that raises does not stop the others."""
+    for pl in reversed(profile.reserve):
+        try:
+            pl.unreserve(state, pod, node)
+        except Exception:
+            log.exception("Unreserve of plugin %s failed for pod %s", pl.name, pod.key)
+
+
+def run_permit(profile: Profile, state: CycleState, pod: PodInfo, node: str,
+               waiting: WaitingPods) -> Status | None:
+    """None to go on, a rejection or error to stop, or Wait: the pod is then in `waiting` until
+    `wait_on_permit` says how it ended."""
+    timeouts: dict[str, float] = {}
+    for pl in profile.permit:
+        s, timeout = pl.permit(state, pod, node)
+        if s is None or s.code == Code.SUCCESS:
+            continue
+        if s.code == Code.WAIT:
+            timeouts[pl.name] = timeout
+            continue
+        return _as_error("Permit", pl.name, s)
+    if not timeouts:
+        return None
+    waiting.add(WaitingPod(pod.pod.metadata.uid, pod.key, timeouts))
+    return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(timeouts)}")
+
+
+async def wait_on_permit(waiting: WaitingPods, pod: PodInfo) -> Status | None:
+    held = waiting.get(pod.pod.metadata.uid)
+    if held is None:
+        return None
+    try:
+        return await held.wait()
+    finally:
+        waiting.remove(pod.pod.metadata.uid)
+
+
+async def run_pre_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+    for pl in profile.pre_bind:
+        s = await pl.pre_bind(state, pod, node)
+        if _failed(s) and not (s is not None and s.code == Code.SKIP):
+            assert s is not None
+            return _as_error("PreBind", pl.name, s)
+    return None
+
+
+async def run_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+    """None when bound. Skip from every bind plugin (or none configured) is a failure: nobody bound it."""
+    for pl in profile.bind:
+        s = await pl.bind(state, pod, node)
+        if s is not None and s.code == Code.SKIP:
+            continue
+        if _failed(s):
+            assert s is not None
+            return _as_error("Bind", pl.name, s)
+        return None
+    return Status(Code.SKIP, "no bind plugin bound the pod")
+
+
+def run_post_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> None:
+    for pl in profile.post_bind:
+        try:
+            pl.post_bind(state, pod, node)
+        except Exception:
+            log.exception("PostBind of plugin %s failed for pod %s", pl.name, pod.key)

@@ -1,0 +1,215 @@
+"""Each extension point's semantics, on a framework built from only the plugins under test (as
+kube-scheduler's tf.NewFramework): Reserve/Unreserve order, Permit wait/allow/reject/timeout, the
+Bind chain, PreBind, the score range check, and factories that take the handle."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kubesched.config.types import PluginRef, ProfileConfig
+from kubesched.framework import CycleState, PodInfo, SchedulingError, Status
+from kubesched.framework.handle import Handle
+from kubesched.framework.interface import Rows, Scores
+from kubesched.framework.profile import Profile, build_profile
+from kubesched.framework.runtime import (
+    run_bind,
+    run_permit,
+    run_post_bind,
+    run_pre_bind,
+    run_reserve,
+    run_unreserve,
+    wait_on_permit,
+)
+from kubesched.framework.schedule import NodeCursor, schedule_pod
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code
+from kubesched.framework.waiting import WaitingPods
+from tests.builders import make_node, make_pod
+
+from .scheduling_helpers import snapshot_with
+
+SUCCESS, UNSCHED, ERROR, SKIP, WAIT = (Status(Code.SUCCESS), Status(Code.UNSCHEDULABLE, "no room"),
+                                       Status(Code.ERROR, "boom"), Status(Code.SKIP), Status(Code.WAIT))
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+
+class Fake:
+    """A plugin at every binding-cycle point, answering from `answers` and recording its calls."""
+
+    def __init__(self, name: str, log: Recorder, answers: Mapping[str, Any]) -> None:
+        self.name = name
+        self.log = log
+        self.answers = answers
+
+    def _answer(self, point: str) -> Any:
+        self.log.calls.append(f"{self.name}.{point}")
+        return self.answers.get(point)
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return self._answer("reserve")  # type: ignore[no-any-return]
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        self._answer("unreserve")
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        return self._answer("permit") or (None, 0.0)
+
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return self._answer("pre_bind")  # type: ignore[no-any-return]
+
+    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return self._answer("bind")  # type: ignore[no-any-return]
+
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        self._answer("post_bind")
+
+
+POINTS = ("reserve", "permit", "preBind", "bind", "postBind")
+
+
+def framework(plugins: dict[str, dict[str, Any]], log: Recorder, points: tuple[str, ...] = POINTS) -> Profile:
+    """A profile of only these fake plugins, each enabled at every point given, in order."""
+    registry = {name: (lambda args, n=name, a=answers: Fake(n, log, a)) for name, answers in plugins.items()}
+    config = ProfileConfig("test", {p: tuple(PluginRef(n) for n in plugins) for p in points})
+    return build_profile(config, registry)
+
+
+POD = PodInfo(make_pod("p").obj())
+
+
+@pytest.mark.parametrize(("answers", "want", "calls"), [
+    ({"a": {}, "b": {}}, None, ["a.reserve", "b.reserve"]),
+    ({"a": {}, "b": {"reserve": UNSCHED}, "c": {}}, "Unschedulable", ["a.reserve", "b.reserve"]),
+    ({"a": {"reserve": ERROR}, "b": {}}, "Error", ["a.reserve"]),
+], ids=["all-reserve", "rejected-stops", "error-stops"])
+def test_reserve_stops_at_the_first_failure(answers: dict[str, dict[str, Any]], want: str | None,
+                                            calls: list[str]) -> None:
+    log = Recorder()
+    status = run_reserve(framework(answers, log, ("reserve",)), CycleState(), POD, "n1")
+    assert (status.code.name.title().replace("_", "") if status else None) == (
+        want if want != "Unschedulable" else "Unschedulable")
+    assert log.calls == calls
+    if status is not None:
+        assert status.plugin in answers
+
+
+def test_unreserve_runs_every_reserve_plugin_last_first() -> None:
+    log = Recorder()
+    run_unreserve(framework({"a": {}, "b": {"reserve": UNSCHED}, "c": {}}, log, ("reserve",)),
+                  CycleState(), POD, "n1")
+    assert log.calls == ["c.unreserve", "b.unreserve", "a.unreserve"]
+
+
+async def permit_outcome(answers: dict[str, dict[str, Any]], act: Any = None) -> tuple[Status | None, Status | None]:
+    waiting = WaitingPods()
+    profile = framework(answers, Recorder(), ("permit",))
+    first = run_permit(profile, CycleState(), POD, "n1", waiting)
+    if first is None or first.code != Code.WAIT:
+        return first, None
+    if act is not None:
+        asyncio.get_running_loop().call_later(0.01, act, waiting.get(POD.pod.metadata.uid))
+    return first, await asyncio.wait_for(wait_on_permit(waiting, POD), 5)
+
+
+async def test_permit_without_wait_goes_on() -> None:
+    assert await permit_outcome({"a": {}, "b": {"permit": (SUCCESS, 0)}}) == (None, None)
+
+
+async def test_permit_rejection_stops() -> None:
+    first, _ = await permit_outcome({"a": {"permit": (UNSCHED, 0)}})
+    assert first is not None
+    assert (first.code, first.plugin, first.message()) == (Code.UNSCHEDULABLE, "a", "no room")
+
+
+async def test_permit_wait_then_allow_by_every_waiting_plugin() -> None:
+    def allow_both(pod: Any) -> None:
+        pod.allow("a")
+        pod.allow("b")
+
+    first, final = await permit_outcome({"a": {"permit": (WAIT, 10)}, "b": {"permit": (WAIT, 10)}}, allow_both)
+    assert first is not None
+    assert first.code == Code.WAIT
+    assert final is None
+
+
+async def test_permit_wait_then_reject_from_another_task() -> None:
+    _, final = await permit_outcome({"a": {"permit": (WAIT, 10)}}, lambda pod: pod.reject("a", "gang incomplete"))
+    assert final == Status(Code.UNSCHEDULABLE, "gang incomplete", plugin="a")
+
+
+async def test_permit_wait_times_out() -> None:
+    _, final = await permit_outcome({"slow": {"permit": (WAIT, 0.05)}})
+    assert final == Status(Code.UNSCHEDULABLE, "rejected due to timeout after waiting 0.05s at plugin slow",
+                           plugin="slow")
+
+
+@pytest.mark.parametrize(("answers", "want", "calls"), [
+    ({"a": {"bind": SKIP}, "b": {"bind": None}, "c": {}}, None, ["a.bind", "b.bind"]),
+    ({"a": {"bind": None}, "b": {}}, None, ["a.bind"]),
+    ({"a": {"bind": SKIP}, "b": {"bind": SKIP}}, Status(Code.SKIP, "no bind plugin bound the pod"),
+     ["a.bind", "b.bind"]),
+    ({"a": {"bind": ERROR}, "b": {}}, Status(Code.ERROR, 'running Bind plugin "a": boom', plugin="a"), ["a.bind"]),
+    ({"a": {"bind": UNSCHED}}, Status(Code.UNSCHEDULABLE, "no room", plugin="a"), ["a.bind"]),
+], ids=["skip-then-bound", "first-binds", "all-skip-fails", "error", "rejected"])
+async def test_bind_chain_first_non_skip_wins(answers: dict[str, dict[str, Any]], want: Status | None,
+                                              calls: list[str]) -> None:
+    log = Recorder()
+    assert await run_bind(framework(answers, log, ("bind",)), CycleState(), POD, "n1") == want
+    assert log.calls == calls
+
+
+async def test_pre_bind_error_stops_and_post_bind_runs_all() -> None:
+    log = Recorder()
+    profile = framework({"a": {"pre_bind": ERROR}, "b": {}}, log, ("preBind", "postBind"))
+    status = await run_pre_bind(profile, CycleState(), POD, "n1")
+    assert status == Status(Code.ERROR, 'running PreBind plugin "a": boom', plugin="a")
+    run_post_bind(profile, CycleState(), POD, "n1")
+    assert log.calls == ["a.pre_bind", "a.post_bind", "b.post_bind"]
+
+
+class OutOfRange:
+    name = "OutOfRange"
+
+    def score(self, state: CycleState, pod: PodInfo, node: Any, snapshot: Snapshot) -> int:
+        return 0
+
+    def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Scores:
+        return np.full(len(rows), 101, dtype=np.int64)
+
+
+def test_a_score_outside_0_100_after_normalizing_is_an_error() -> None:
+    config = ProfileConfig("test", {"score": (PluginRef("OutOfRange", 1),)})
+    profile = build_profile(config, {"OutOfRange": lambda args: OutOfRange()})
+    snap = snapshot_with([make_node("a"), make_node("b")], [])
+    with pytest.raises(SchedulingError) as err:
+        schedule_pod(profile, snap, POD, rng=random.Random(0), cursor=NodeCursor())
+    assert str(err.value) == ('plugin \'OutOfRange\' failed: plugin "OutOfRange" returns an invalid score 101, '
+                              "it should in the range of [0, 100] after normalizing")
+
+
+def test_factories_get_the_handle_when_they_take_it() -> None:
+    got: list[Any] = []
+    handle = Handle()
+
+    def two(args: Mapping[str, Any], h: Handle) -> Fake:
+        got.append(h)
+        return Fake("two", Recorder(), {})
+
+    def one(args: Mapping[str, Any]) -> Fake:
+        got.append(args)
+        return Fake("one", Recorder(), {})
+
+    config = ProfileConfig("test", {"bind": (PluginRef("two"), PluginRef("one"))}, plugin_args={"one": {"x": 1}})
+    profile = build_profile(config, {"two": two, "one": one}, handle)
+    assert got == [handle, {"x": 1}]
+    assert profile.handle is handle
