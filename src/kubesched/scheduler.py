@@ -37,12 +37,14 @@ from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
-from kubesched.framework.profile import Profile, build_profile
+from kubesched.framework.interface import QueueSortPlugin
+from kubesched.framework.profile import Profile, ProfileError, build_profile
 from kubesched.framework.registry import PluginFactory, merge
 from kubesched.framework.runtime import (
     run_bind,
     run_permit,
     run_post_bind,
+    run_post_filter,
     run_pre_bind,
     run_reserve,
     run_unreserve,
@@ -104,7 +106,9 @@ class Scheduler:
         self.cache = Cache()
         self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
                                      max_backoff=config.pod_max_backoff_seconds,
-                                     plugin_events={name: p.plugin_events() for name, p in self.profiles.items()})
+                                     plugin_events={name: p.plugin_events() for name, p in self.profiles.items()},
+                                     pre_enqueue={name: p.pre_enqueue for name, p in self.profiles.items()},
+                                     queue_sort=_one_queue_sort(self.profiles))
         self.binder = Binder(client, max_in_flight=max_binds_in_flight)
         first = next(iter(self.profiles))
         self.events = EventRecorder(client, reporting_controller=first)
@@ -327,6 +331,9 @@ class Scheduler:
             self.stats.cycle_seconds += elapsed
             self.metrics.algorithm.observe(elapsed)
         if isinstance(result, FitError):
+            post = run_post_filter(profile, state, pod_info, result)
+            if post is not None and post.code == Code.ERROR:
+                log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
             self.stats.unschedulable += 1
             self.metrics.unschedulable[profile.scheduler_name].inc()
             info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
@@ -421,6 +428,20 @@ class Scheduler:
 
 # Bind plugins whose UnschedulableAndUnresolvable means "already bound, replaced or gone".
 _BINDERS = frozenset({default_binder.NAME})
+
+
+def _one_queue_sort(profiles: Mapping[str, Profile]) -> QueueSortPlugin | None:
+    """All profiles share one queue, so they must name the same QueueSort plugin (as kube-scheduler
+    requires)."""
+    first: tuple[str, QueueSortPlugin | None] | None = None
+    for name, profile in profiles.items():
+        plugin = profile.queue_sort
+        if first is None:
+            first = (name, plugin)
+        elif (plugin.name if plugin else None) != (first[1].name if first[1] else None):
+            raise ProfileError(f"different queue sort plugins for profile {name!r}: "
+                               f"{plugin.name if plugin else None!r}, first: {first[1].name if first[1] else None!r}")
+    return first[1] if first else None
 
 
 def _failure(pod: PodInfo, node: str, status: Status) -> tuple[str, str]:

@@ -14,6 +14,7 @@ import pytest
 
 from kubesched.config.types import PluginRef, ProfileConfig
 from kubesched.framework import CycleState, PodInfo, SchedulingError, Status
+from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Rows, Scores
 from kubesched.framework.profile import Profile, build_profile
@@ -21,6 +22,7 @@ from kubesched.framework.runtime import (
     run_bind,
     run_permit,
     run_post_bind,
+    run_post_filter,
     run_pre_bind,
     run_reserve,
     run_unreserve,
@@ -213,3 +215,33 @@ def test_factories_get_the_handle_when_they_take_it() -> None:
     profile = build_profile(config, {"two": two, "one": one}, handle)
     assert got == [handle, {"x": 1}]
     assert profile.handle is handle
+
+
+class Preempt:
+    """A PostFilter that answers a fixed status, as DefaultPreemption would."""
+
+    def __init__(self, name: str, status: Status | None) -> None:
+        self.name = name
+        self.status = status
+
+    def post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
+        return self.status
+
+
+@pytest.mark.parametrize(("answers", "want", "message"), [
+    ([], None, "0/1 nodes are available: 1 Insufficient cpu."),
+    ([Status(Code.UNSCHEDULABLE, "preemption: 0/1 nodes are available: 1 No preemption victims found for "
+             "incoming pod.")], Code.UNSCHEDULABLE,
+     "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
+     "victims found for incoming pod."),
+    ([None, Status(Code.UNSCHEDULABLE, "never asked")], None, "0/1 nodes are available: 1 Insufficient cpu."),
+    ([Status(Code.ERROR, "boom")], Code.ERROR, "0/1 nodes are available: 1 Insufficient cpu."),
+], ids=["none", "rejected-message-appended", "first-success-ends", "error"])
+def test_post_filter(answers: list[Status | None], want: Code | None, message: str) -> None:
+    plugins = {f"p{i}": Preempt(f"p{i}", s) for i, s in enumerate(answers)}
+    config = ProfileConfig("test", {"postFilter": tuple(PluginRef(n) for n in plugins)})
+    profile = build_profile(config, {n: (lambda args, pl=pl: pl) for n, pl in plugins.items()})
+    fit = FitError(POD, 1, Diagnosis(node_to_status={"n1": Status(Code.UNSCHEDULABLE, "Insufficient cpu")}))
+    status = run_post_filter(profile, CycleState(), POD, fit)
+    assert (status.code if status else None) == want
+    assert fit.message() == message

@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from kubesched.framework import events
+from kubesched.framework.interface import QueuedEntity
 from kubesched.model.objects import ObjectMeta, Pod, PodSpec, PodStatus, SchedulingGate
 from kubesched.queue import FakeClock, QueuedPodInfo, SchedulingQueue, eligible
 
@@ -321,7 +322,8 @@ async def test_close_releases_pop(clock: FakeClock) -> None:
         pytest.param(make_pod("a"), True, id="pending"),
         pytest.param(Pod(metadata=ObjectMeta(name="d")), False, id="default-scheduler"),
         pytest.param(make_pod("b", node_name="n1"), False, id="bound"),
-        pytest.param(make_pod("c", scheduling_gates=[SchedulingGate("g")]), False, id="gated"),
+        # Queued, and held back there by SchedulingGates (PreEnqueue).
+        pytest.param(make_pod("c", scheduling_gates=[SchedulingGate("g")]), True, id="gated"),
         pytest.param(
             msgspec.structs.replace(make_pod("e"), status=PodStatus(phase="Succeeded")), False, id="finished"
         ),
@@ -336,3 +338,39 @@ async def test_close_releases_pop(clock: FakeClock) -> None:
 )
 def test_eligible(pod: Pod, ok: bool) -> None:
     assert eligible(pod, {"kubesched"}) is ok
+
+
+def test_pre_enqueue_gates_a_pod_until_its_gates_are_removed() -> None:
+    from kubesched.plugins.scheduling_gates import SchedulingGates
+
+    q = SchedulingQueue(FakeClock(), pre_enqueue={"kubesched": [SchedulingGates()]})
+    gated = make_pod("g", scheduling_gates=[SchedulingGate("wait")])
+    q.add(gated)
+    assert q.where(gated.metadata.uid) == "unschedulable"
+    assert q.pending_counts() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 1}
+    assert q.pop_nowait() is None
+    assert q.flush_unschedulable_leftover() == 0  # time does not ungate a pod
+    open_ = make_pod("g")
+    q.update(gated, open_)
+    assert q.pending_counts()["active"] == 1
+    info = q.pop_nowait()
+    assert info is not None
+    assert (info.pod is open_, info.gated, info.unschedulable_plugins) == (True, False, set())
+
+
+def test_queue_sort_plugin_orders_active_q() -> None:
+    class Fifo:
+        name = "Fifo"
+
+        def less(self, a: QueuedEntity, b: QueuedEntity) -> bool:
+            return a.timestamp < b.timestamp
+
+    clock = FakeClock()
+    q = SchedulingQueue(clock, queue_sort=Fifo())
+    low = make_pod("low")
+    q.add(low)
+    clock.step(1)
+    q.add(make_pod("high", priority=1000))
+    first = q.pop_nowait()
+    assert first is not None
+    assert first.pod is low  # PrioritySort would pop "high" first

@@ -19,6 +19,8 @@ class Diagnosis:
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
+    # What the PostFilter plugins (preemption) said, appended to the message as kube-scheduler does.
+    post_filter_msg: str = ""
 
     def add_plugin_status(self, status: Status) -> None:
         if not status.plugin:
@@ -51,10 +53,13 @@ class FitError:
             return "no nodes available to schedule pods"
         msg = f"0/{self.num_all_nodes} nodes are available:"
         if self.diagnosis.pre_filter_msg:
-            return f"{msg} {self.diagnosis.pre_filter_msg}."
-        parts = sorted(f"{count} {reason}" for reason, count in self.reason_counts().items())
-        if parts:
-            msg += f" {', '.join(parts)}."
+            msg = f"{msg} {self.diagnosis.pre_filter_msg}."
+        else:
+            parts = sorted(f"{count} {reason}" for reason, count in self.reason_counts().items())
+            if parts:
+                msg += f" {', '.join(parts)}."
+        if self.diagnosis.post_filter_msg:
+            msg += f" {self.diagnosis.post_filter_msg}"
         return msg
 
     def __str__(self) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,28 @@ class ProfileError(ValueError):
     pass
 
 
+@dataclass(frozen=True)
+class PluginMethods:
+    """The optional fast paths each plugin offers, looked up once when the profile is built."""
+
+    filter_batch: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    filter_statuses: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    score_batch: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    normalize_scores: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, plugins: Iterable[object]) -> PluginMethods:
+        found: dict[str, dict[str, Callable[..., Any]]] = {f: {} for f in
+                                                           ("filter_batch", "filter_statuses", "score_batch",
+                                                            "normalize_scores")}
+        for pl in plugins:
+            for method, by_name in found.items():
+                fn = getattr(pl, method, None)
+                if callable(fn):
+                    by_name[pl.name] = fn  # type: ignore[attr-defined]
+        return cls(**found)
+
+
 @dataclass
 class Profile:
     scheduler_name: str
@@ -63,6 +85,7 @@ class Profile:
     bind: tuple[BindPlugin, ...] = ()
     post_bind: tuple[PostBindPlugin, ...] = ()
     handle: Handle = field(default_factory=Handle)
+    methods: PluginMethods = field(default_factory=PluginMethods)
     percentage_of_nodes_to_score: int | None = None
     # One instance per plugin name, shared by all the points it is enabled at.
     instances: dict[str, object] = field(default_factory=dict)
@@ -136,6 +159,7 @@ def build_profile(config: ProfileConfig, registry: Mapping[str, PluginFactory],
         bind=tuple(points["bind"]),  # type: ignore[arg-type]
         post_bind=tuple(points["postBind"]),  # type: ignore[arg-type]
         handle=handle,
+        methods=PluginMethods.of(instances.values()),
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         instances=instances,
     )

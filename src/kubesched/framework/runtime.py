@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.fit_error import FitError
 from kubesched.framework.profile import Profile
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -24,6 +25,25 @@ def _as_error(point: str, plugin: str, status: Status) -> Status:
     if status.is_rejected():
         return status.with_plugin(plugin)
     return Status(Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin)
+
+
+def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
+    """kube-scheduler's RunPostFilterPlugins: the first success (a nomination) or unresolvable
+    verdict ends the run; the plugins' messages go into the FitError's message."""
+    reasons: list[str] = []
+    for pl in profile.post_filter:
+        s = pl.post_filter(state, pod, fit_error)
+        if s is None or s.code == Code.SUCCESS:
+            return None
+        if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            fit_error.diagnosis.post_filter_msg = s.message()
+            return s.with_plugin(pl.name)
+        if not s.is_rejected():
+            return _as_error("PostFilter", pl.name, s)
+        reasons.extend(s.reasons)
+    if reasons:
+        fit_error.diagnosis.post_filter_msg = " ".join(reasons)
+    return Status(Code.UNSCHEDULABLE, *reasons) if profile.post_filter else None
 
 
 def run_reserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:

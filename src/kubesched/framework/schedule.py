@@ -17,7 +17,7 @@ import numpy.typing as npt
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import MAX_NODE_SCORE, FilterPlugin, PreFilterResult, Rows, Scores
-from kubesched.framework.profile import Profile
+from kubesched.framework.profile import PluginMethods, Profile
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, SchedulingError, Status
 from kubesched.framework.types import PodInfo
@@ -137,7 +137,7 @@ def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: 
     scalar: list[int] = []
     passing: npt.NDArray[np.bool_] | None = None
     for idx, pl in enumerate(filters):
-        batch = getattr(pl, "filter_batch", None)
+        batch = profile.methods.filter_batch.get(pl.name)
         if batch is None:
             scalar.append(idx)
             continue
@@ -176,7 +176,7 @@ def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: 
         is_feasible[feasible_pos] = True
         rejected = examined[~is_feasible[examined]]
         rejected.sort()
-        _record_statuses(filters, masks, state, pod, snapshot, rows, rejected, diagnosis)
+        _record_statuses(profile.methods, filters, masks, state, pod, snapshot, rows, rejected, diagnosis)
     return rows[feasible_pos], processed
 
 
@@ -189,13 +189,15 @@ def _passes(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: object) -> bo
     return False
 
 
-def _record_statuses(filters: list[FilterPlugin], masks: list[tuple[int, npt.NDArray[np.bool_]]],
+def _record_statuses(methods: PluginMethods, filters: list[FilterPlugin],
+                     masks: list[tuple[int, npt.NDArray[np.bool_]]],
                      state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows,
                      rejected: npt.NDArray[np.intp], diagnosis: Diagnosis) -> None:
     """Give each rejected node (positions in rows) the status of the first filter that rejects it."""
     mask_of = dict(masks)
     by_plugin: dict[int, list[int]] = {}
-    if all(idx in mask_of or getattr(filters[idx], "filter_batch", None) is not None
+    batched = methods.filter_batch
+    if all(idx in mask_of or filters[idx].name in batched
            for idx in range(len(filters))):
         # Every filter has a column: the first False down the stacked masks names the plugin.
         idxs = [idx for idx, _ in masks]
@@ -212,7 +214,7 @@ def _record_statuses(filters: list[FilterPlugin], masks: list[tuple[int, npt.NDA
             for idx, pl in enumerate(filters):
                 mask = mask_of.get(idx)
                 ok = bool(mask[p]) if mask is not None else (
-                    True if getattr(pl, "filter_batch", None) is not None else _passes(pl, state, pod, ni))
+                    True if pl.name in batched else _passes(pl, state, pod, ni))
                 if not ok:
                     by_plugin.setdefault(idx, []).append(p)
                     break
@@ -222,7 +224,7 @@ def _record_statuses(filters: list[FilterPlugin], masks: list[tuple[int, npt.NDA
     for idx, positions in by_plugin.items():
         pl = filters[idx]
         node_rows = rows[np.array(positions, dtype=np.intp)]
-        batch_statuses = getattr(pl, "filter_statuses", None)
+        batch_statuses = methods.filter_statuses.get(pl.name)
         if batch_statuses is not None:
             found: list[Status] = batch_statuses(state, pod, snapshot, node_rows)
         else:
@@ -253,14 +255,14 @@ def _score(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot
     for scorer, weight in profile.score:
         if scorer.name in state.skip_score_plugins:
             continue
-        batch = getattr(scorer, "score_batch", None)
+        batch = profile.methods.score_batch.get(scorer.name)
         if batch is not None:
             scores: Scores = batch(state, pod, snapshot, rows)
         else:
             infos = snapshot.node_infos
             scores = np.fromiter((scorer.score(state, pod, infos[r], snapshot) for r in rows.tolist()),
                                  dtype=np.int64, count=len(rows))
-        normalize = getattr(scorer, "normalize_scores", None)
+        normalize = profile.methods.normalize_scores.get(scorer.name)
         if normalize is not None:
             scores = normalize(state, pod, scores)
         if len(scores) and (int(scores.min()) < 0 or int(scores.max()) > MAX_NODE_SCORE):

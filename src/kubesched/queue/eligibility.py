@@ -8,16 +8,12 @@ from kubesched.model.objects import Pod
 
 
 def eligible(pod: Pod, scheduler_names: Collection[str]) -> bool:
-    """Ours, unassigned, alive, and not held back by schedulingGates.
-
-    kube-scheduler keeps gated pods in its queue (to report them as `gated`); kubesched leaves them
-    out and picks them up from the pod update that removes the last gate.
-    """
+    """Ours, unassigned and alive. Gated pods are queued too: the queue's PreEnqueue plugins
+    (SchedulingGates) hold them back, as in kube-scheduler, and report them as `gated`."""
     spec = pod.spec
     return (
         spec.scheduler_name in scheduler_names
         and not spec.node_name
         and pod.metadata.deletion_timestamp is None
         and pod.status.phase not in ("Succeeded", "Failed")
-        and not spec.scheduling_gates
     )

@@ -27,6 +27,9 @@ class QueuedPodInfo:
     backoff_expiration: float | None = None
     flush_timestamp: float | None = None
     was_flushed_from_unschedulable: bool = False
+    # Held back by a PreEnqueue plugin (e.g. SchedulingGates): waits with the unschedulable pods
+    # for an event that plugin registered, and is not counted as unschedulable.
+    gated: bool = False
 
     @property
     def uid(self) -> str:

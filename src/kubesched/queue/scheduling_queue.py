@@ -33,14 +33,18 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
 from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT, UNSCHEDULED_POD_UPDATE, ClusterEvent
+from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
+from kubesched.framework.status import Code
 from kubesched.model.objects import Pod
 from kubesched.queue.clock import Clock, MonotonicClock
 from kubesched.queue.heap import KeyedHeap
@@ -83,6 +87,22 @@ def _active_key(info: QueuedPodInfo) -> tuple[int, float]:
     return (-info.priority, info.timestamp)
 
 
+def _sort_key(plugin: QueueSortPlugin | None) -> Callable[[QueuedPodInfo], Any]:
+    """activeQ's order from the QueueSort plugin: its `sort_key` when it has one (PrioritySort),
+    else its `less`, compared pairwise."""
+    if plugin is None:
+        return _active_key
+    key = getattr(plugin, "sort_key", None)
+    if key is not None:
+        return lambda info: key(info.priority, info.timestamp)
+    less = plugin.less
+
+    def compare(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
+        return -1 if less(a, b) else (1 if less(b, a) else 0)
+
+    return functools.cmp_to_key(compare)
+
+
 class SchedulingQueue:
     def __init__(
         self,
@@ -93,6 +113,8 @@ class SchedulingQueue:
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         pop_from_backoff: bool = True,
         plugin_events: PluginEvents | None = None,
+        pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] | None = None,
+        queue_sort: QueueSortPlugin | None = None,
     ) -> None:
         self._clock: Clock = clock or MonotonicClock()
         self._initial_backoff = initial_backoff
@@ -100,7 +122,8 @@ class SchedulingQueue:
         self._max_in_unschedulable = max_in_unschedulable
         self._pop_from_backoff = pop_from_backoff
 
-        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_active_key)
+        self._pre_enqueue = {profile: tuple(plugins) for profile, plugins in (pre_enqueue or {}).items()}
+        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_sort_key(queue_sort))
         self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._backoff_key)
         self._error_backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._error_backoff_key)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
@@ -137,11 +160,12 @@ class SchedulingQueue:
 
     def pending_counts(self) -> dict[str, int]:
         """For scheduler_pending_pods{queue}."""
+        gated = sum(1 for info in self._unschedulable.values() if info.gated)
         return {
             "active": len(self._active),
             "backoff": len(self._backoff) + len(self._error_backoff),
-            "unschedulable": len(self._unschedulable),
-            "gated": 0,
+            "unschedulable": len(self._unschedulable) - gated,
+            "gated": gated,
         }
 
     def pending_pods(self) -> list[QueuedPodInfo]:
@@ -321,6 +345,8 @@ class SchedulingQueue:
         now = self._clock.now()
         moving = []
         for info in self._unschedulable.values():
+            if info.gated:
+                continue  # waits for its PreEnqueue plugin's event, not for time
             last = info.timestamp
             if info.flush_timestamp is not None and info.flush_timestamp > last:
                 last = info.flush_timestamp
@@ -377,10 +403,29 @@ class SchedulingQueue:
         return "active"
 
     def _add_active(self, info: QueuedPodInfo, event: str) -> None:
+        if self._gate(info):
+            self._unschedulable[info.uid] = info
+            return
         if info.initial_attempt_timestamp is None:
             info.initial_attempt_timestamp = self._clock.now()
         self._active.push(info.uid, info)
         self._wakeup.set()
+
+    def _gate(self, info: QueuedPodInfo) -> bool:
+        """Run the profile's PreEnqueue plugins, as kube-scheduler does before every move to
+        activeQ; a rejection keeps the pod gated until an event its plugin registered."""
+        for pl in self._pre_enqueue.get(info.pod.spec.scheduler_name, ()):
+            status = pl.pre_enqueue(info.pod)
+            if status is not None and status.code != Code.SUCCESS:
+                info.gated = True
+                info.unschedulable_plugins = {pl.name}
+                info.pending_plugins = set()
+                log.debug("pod %s gated by %s: %s", info.key, pl.name, status.message())
+                return True
+        if info.gated:
+            info.gated = False
+            info.unschedulable_plugins = set()
+        return False
 
     # Backoff ends are truncated to whole seconds when popping from backoffQ is on, as
     # kube-scheduler does, so a whole 1 s window of pods becomes ready together and keeps its
