@@ -18,6 +18,7 @@ from kubesched.plugins import (
     priority_sort,
     scheduling_gates,
     taint_toleration,
+    unsupported_fields,
 )
 from kubesched.plugins.pool_ownership import JobLookup
 
@@ -36,6 +37,7 @@ def in_tree_registry(jobs: JobLookup | None = None) -> Registry:
         node_resources_fit.NAME: node_resources_fit.new,
         balanced_allocation.NAME: balanced_allocation.new,
         image_locality.NAME: image_locality.new,
+        unsupported_fields.NAME: unsupported_fields.new,
         cronjob_pool.NAME: functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
     }
 
