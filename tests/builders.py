@@ -16,13 +16,18 @@ from kubesched.model.objects import (
     ContainerImage,
     ContainerPort,
     ContainerStatus,
+    EphemeralVolumeSource,
+    LabelSelector,
     Node,
     NodeAffinity,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
     ObjectMeta,
+    PersistentVolumeClaimVolumeSource,
     Pod,
+    PodAffinity,
+    PodAffinityTerm,
     PodCondition,
     PreferredSchedulingTerm,
     ReportedResources,
@@ -30,6 +35,9 @@ from kubesched.model.objects import (
     SchedulingGate,
     Taint,
     Toleration,
+    TopologySpreadConstraint,
+    Volume,
+    WeightedPodAffinityTerm,
 )
 
 Req = tuple[str, str, list[str]]  # (key, operator, values)
@@ -147,6 +155,39 @@ class PodBuilder:
 
     def preferred(self, weight: int, *exprs: Req) -> Self:
         self._node_affinity().preferred.append(PreferredSchedulingTerm(weight=weight, preference=term(*exprs)))
+        return self
+
+    def pod_affinity(self, anti: bool = False, preferred: bool = False, topology_key: str = "kubernetes.io/hostname",
+                     **match_labels: str) -> Self:
+        """One pod (anti-)affinity term selecting pods with these labels, required unless `preferred`."""
+        if self._pod.spec.affinity is None:
+            self._pod.spec.affinity = Affinity()
+        aff = self._pod.spec.affinity
+        terms = (aff.pod_anti_affinity if anti else aff.pod_affinity) or PodAffinity()
+        t = PodAffinityTerm(label_selector=LabelSelector(match_labels=match_labels), topology_key=topology_key)
+        if preferred:
+            terms.preferred.append(WeightedPodAffinityTerm(weight=1, pod_affinity_term=t))
+        else:
+            terms.required.append(t)
+        if anti:
+            aff.pod_anti_affinity = terms
+        else:
+            aff.pod_affinity = terms
+        return self
+
+    def spread(self, topology_key: str = "topology.kubernetes.io/zone",
+               when_unsatisfiable: str = "DoNotSchedule") -> Self:
+        self._pod.spec.topology_spread_constraints.append(
+            TopologySpreadConstraint(topology_key=topology_key, when_unsatisfiable=when_unsatisfiable))
+        return self
+
+    def volume(self, name: str, claim: str | None = None, ephemeral: bool = False) -> Self:
+        """A volume: a PVC one when `claim` is given, an ephemeral one when asked, else an emptyDir
+        (which the slim model does not read)."""
+        self._pod.spec.volumes.append(Volume(
+            name=name,
+            persistent_volume_claim=None if claim is None else PersistentVolumeClaimVolumeSource(claim_name=claim),
+            ephemeral=EphemeralVolumeSource() if ephemeral else None))
         return self
 
     def gate(self, name: str) -> Self:

@@ -19,6 +19,13 @@ from .scheduler import DEFAULT_FAILURE_LIMIT, Scheduler, SchedulerFailed
 log = logging.getLogger("kubesched")
 
 
+def unguarded_profiles(config: SchedulerConfig) -> list[str]:
+    """Profiles a user's config left without UnsupportedPodFields (say, by disabling "*"): their
+    misplacements would otherwise be silent."""
+    return [p.scheduler_name for p in config.profiles
+            if all(ref.name != "UnsupportedPodFields" for ref in p.plugins.get("preFilter", ()))]
+
+
 @click.command()
 @click.option("--kubeconfig", envvar=None, default=None, metavar="FILE",
               help="Kubeconfig file (default: clientConnection.kubeconfig of --config, then $KUBECONFIG, "
@@ -65,6 +72,11 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
     if config.unimplemented:
         log.warning("kubesched does not implement these configured fields yet; they are ignored: "
                     + ", ".join(config.unimplemented))
+    unguarded = unguarded_profiles(config)
+    if unguarded:
+        log.warning("these profiles do not run UnsupportedPodFields at preFilter, so their pods that use pod "
+                    "(anti-)affinity, topology spread constraints or PVC/ephemeral volumes are placed as if "
+                    "those fields were absent: " + ", ".join(unguarded))
     try:
         cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
     except KubeconfigError as exc:

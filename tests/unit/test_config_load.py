@@ -35,7 +35,8 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
     return [p.name for p in profile.plugins[point]]
 
 
-DEFAULT_PREFILTER = DEFAULT_FILTER
+# UnsupportedPodFields stands where kube-scheduler's VolumeRestrictions comes next.
+DEFAULT_PREFILTER = [*DEFAULT_FILTER, "UnsupportedPodFields"]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,
@@ -81,7 +82,9 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.plugin_args["NodeAffinity"] == {"addedAffinity": None}
     assert p.plugin_args["CronJobPool"] == DEFAULT_POOL_ARGS
     # args only for the plugins the profile runs
-    assert set(p.plugin_args) == {"CronJobPool", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit"}
+    assert p.plugin_args["UnsupportedPodFields"] == {"ignoredFields": []}
+    assert set(p.plugin_args) == {"CronJobPool", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+                                  "UnsupportedPodFields"}
     assert p.percentage_of_nodes_to_score is None
     assert config.percentage_of_nodes_to_score == 0
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)

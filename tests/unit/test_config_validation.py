@@ -89,7 +89,7 @@ CASES = [
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
                  '"CronJobPool", "DefaultBinder", "ImageLocality", "NodeAffinity", "NodeName", "NodePorts", '
                  '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "PrioritySort", '
-                 '"SchedulingGates", "TaintToleration" (kube-scheduler\'s DefaultPreemption',
+                 '"SchedulingGates", "TaintToleration", "UnsupportedPodFields" (kube-scheduler\'s DefaultPreemption',
                  id="unknown-plugin"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - weight: 1"),
                  "profiles[0].plugins.filter.enabled[0].name: Required value", id="plugin-without-name"),

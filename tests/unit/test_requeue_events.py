@@ -89,6 +89,11 @@ _CASES = [
     pytest.param(("NodeResourcesFit",), "status-only", False, id="fit-assigned-pod-status-update"),
     pytest.param(("NodeResourcesFit",), "relabel-pod", False, id="fit-assigned-pod-label-change"),
     pytest.param(("NodeResourcesFit",), "bind", False, id="fit-assigned-pod-add"),
+    # The fields it rejects are immutable: no cluster event can change its verdict.
+    pytest.param(("UnsupportedPodFields",), "add-node", False, id="unsupported-fields-node-add"),
+    pytest.param(("UnsupportedPodFields",), "delete-pod", False, id="unsupported-fields-assigned-pod-delete"),
+    pytest.param(("UnsupportedPodFields",), "relabel", False, id="unsupported-fields-node-label-change"),
+    pytest.param(("UnsupportedPodFields",), "bind", False, id="unsupported-fields-assigned-pod-add"),
 ]
 
 

@@ -21,6 +21,7 @@ from kubesched.config.fields import (
     get_list,
     get_mapping,
     get_str,
+    get_str_items,
     get_str_list,
     index,
     label_value_problem,
@@ -228,6 +229,25 @@ def parse_node_affinity(raw: Mapping[str, Any], path: str, errs: Errors) -> dict
     return {"addedAffinity": out}
 
 
+UNSUPPORTED_POD_FIELDS = ("podAffinity", "podAntiAffinity", "topologySpreadConstraints",
+                          "persistentVolumeClaim", "ephemeral")
+
+
+def parse_unsupported_pod_fields(raw: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any]:
+    # The names are repeated here, not imported from the plugin, so config/ does not depend on plugins/.
+    check_fields(raw, path, ("ignoredFields",), errs)
+    ignored: list[str] = []
+    for i, name in get_str_items(raw, "ignoredFields", path, errs):
+        p = index(child(path, "ignoredFields"), i)
+        if name not in UNSUPPORTED_POD_FIELDS:
+            errs.append(e.unsupported(p, name, UNSUPPORTED_POD_FIELDS))
+        elif name in ignored:
+            errs.append(e.duplicate(p, name))
+        else:
+            ignored.append(name)
+    return {"ignoredFields": ignored}
+
+
 def parse_cronjob_pool_args(raw: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any]:
     # The pool plugin owns its schema; imported here, not at the top, because it reads config.fields.
     from kubesched.plugins.pool_config import parse_args
@@ -243,5 +263,6 @@ PLUGIN_ARGS: dict[str, ArgsParser] = {
     "NodeResourcesBalancedAllocation": parse_balanced_allocation,
     "NodeAffinity": parse_node_affinity,
     "CronJobPool": parse_cronjob_pool_args,
+    "UnsupportedPodFields": parse_unsupported_pod_fields,
 }
 

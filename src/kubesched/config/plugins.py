@@ -42,6 +42,7 @@ KUBESCHED_PLUGINS: dict[str, frozenset[str]] = {
     "ImageLocality": frozenset({"score"}),
     "DefaultBinder": frozenset({"bind"}),
     "CronJobPool": frozenset({"preFilter", "filter"}),
+    "UnsupportedPodFields": frozenset({"preFilter"}),
 }
 
 # kube-scheduler v1.37.2's default multiPoint list (DynamicResources is GA, so its feature gate
@@ -94,11 +95,16 @@ def register_plugin(name: str, extension_points: set[str] | frozenset[str]) -> N
 
 
 # kubesched's own default list: kube-scheduler's, plus the CronJob pool (kubesched's signature) placed
-# before TaintToleration, so a pool node's taint is reported as "reserved for the pool" to other pods.
+# before TaintToleration, so a pool node's taint is reported as "reserved for the pool" to other pods;
+# and UnsupportedPodFields where the first plugin it stands in for would run, so a pod that needs
+# VolumeBinding, PodTopologySpread or InterPodAffinity is rejected, not placed as if it did not.
 _POOL_AFTER = "NodeUnschedulable"
+_UNSUPPORTED_BEFORE = "VolumeRestrictions"
 KUBESCHED_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = tuple(
     entry for name, weight in KUBE_SCHEDULER_DEFAULT_PLUGINS
-    for entry in (((name, weight), ("CronJobPool", None)) if name == _POOL_AFTER else ((name, weight),))
+    for entry in (((name, weight), ("CronJobPool", None)) if name == _POOL_AFTER else
+                  (("UnsupportedPodFields", None), (name, weight)) if name == _UNSUPPORTED_BEFORE else
+                  ((name, weight),))
 )
 
 

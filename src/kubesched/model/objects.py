@@ -134,6 +134,30 @@ class SchedulingGate(msgspec.Struct, gc=False):
     name: str = ""
 
 
+class TopologySpreadConstraint(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    # Only read to tell that the pod has one: PodTopologySpread is not implemented yet.
+    topology_key: str = ""
+    when_unsatisfiable: str = ""
+
+
+class PersistentVolumeClaimVolumeSource(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    claim_name: str = ""
+
+
+class EphemeralVolumeSource(msgspec.Struct, gc=False, omit_defaults=True):
+    """Its volumeClaimTemplate is not read: the claim it creates is what matters, and that is
+    VolumeBinding's work, not implemented yet."""
+
+
+class Volume(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    """Only the sources that bind the pod to storage; the others (configMap, projected...) do not
+    constrain placement, and msgspec skips them."""
+
+    name: str = ""
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    ephemeral: EphemeralVolumeSource | None = None
+
+
 class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     node_name: str = ""
     scheduler_name: str = "default-scheduler"
@@ -148,6 +172,8 @@ class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     priority: int = 0
     scheduling_gates: list[SchedulingGate] = []
     restart_policy: str = "Always"
+    topology_spread_constraints: list[TopologySpreadConstraint] = []
+    volumes: list[Volume] = []
 
 
 class PodCondition(msgspec.Struct, gc=False, omit_defaults=True):

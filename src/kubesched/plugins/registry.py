@@ -19,6 +19,7 @@ from kubesched.plugins import (
     priority_sort,
     scheduling_gates,
     taint_toleration,
+    unsupported_fields,
 )
 from kubesched.plugins.pool_ownership import JobLookup
 
@@ -38,6 +39,7 @@ def in_tree_registry(jobs: JobLookup | None = None) -> Registry:
         balanced_allocation.NAME: balanced_allocation.new,
         image_locality.NAME: image_locality.new,
         default_binder.NAME: default_binder.new,
+        unsupported_fields.NAME: unsupported_fields.new,
         cronjob_pool.NAME: functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
     }
 

@@ -1,0 +1,121 @@
+"""UnsupportedPodFields: a pod that needs a plugin kubesched does not have yet stays Pending.
+
+kubesched has no InterPodAffinity, PodTopologySpread or VolumeBinding yet. Placing a pod that uses
+their fields as if the fields were not there would be a silent wrong decision: a replica next to the
+one it must avoid, a zone overfilled, a pod on a node its volume cannot reach. So this PreFilter
+rejects such a pod as UnschedulableAndUnresolvable, naming every such field with its path; the pod
+gets PodScheduled=False and a FailedScheduling event saying why.
+
+    pluginConfig:
+      - name: UnsupportedPodFields
+        args:
+          ignoredFields: [podAntiAffinity]   # placed as if absent, with one warning per pod
+
+A field counts only when it asks for something: `podAffinity: {}` or `topologySpreadConstraints: []`
+constrain nothing, in kube-scheduler too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.interface import PreFilterResult
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+from kubesched.model.objects import Pod, PodAffinity
+
+NAME = "UnsupportedPodFields"
+
+POD_AFFINITY = "podAffinity"
+POD_ANTI_AFFINITY = "podAntiAffinity"
+TOPOLOGY_SPREAD_CONSTRAINTS = "topologySpreadConstraints"
+PERSISTENT_VOLUME_CLAIM = "persistentVolumeClaim"
+EPHEMERAL = "ephemeral"
+# The names `ignoredFields` accepts: the last step of each path the message names.
+FIELDS = (POD_AFFINITY, POD_ANTI_AFFINITY, TOPOLOGY_SPREAD_CONSTRAINTS, PERSISTENT_VOLUME_CLAIM, EPHEMERAL)
+
+# Pods already warned about in ignore mode; bounded, since a deleted pod never says goodbye here.
+_MAX_WARNED = 10_000
+
+log = logging.getLogger(__name__)
+
+
+def _has_terms(terms: PodAffinity | None) -> bool:
+    return terms is not None and bool(terms.required or terms.preferred)
+
+
+def unsupported_fields(pod: Pod) -> list[tuple[str, str]]:
+    """(field name, path) of every field of the pod that kubesched would not evaluate, in spec order."""
+    spec = pod.spec
+    found: list[tuple[str, str]] = []
+    affinity = spec.affinity
+    if affinity is not None:
+        if _has_terms(affinity.pod_affinity):
+            found.append((POD_AFFINITY, "spec.affinity.podAffinity"))
+        if _has_terms(affinity.pod_anti_affinity):
+            found.append((POD_ANTI_AFFINITY, "spec.affinity.podAntiAffinity"))
+    if spec.topology_spread_constraints:
+        found.append((TOPOLOGY_SPREAD_CONSTRAINTS, "spec.topologySpreadConstraints"))
+    for i, volume in enumerate(spec.volumes):
+        if volume.persistent_volume_claim is not None:
+            found.append((PERSISTENT_VOLUME_CLAIM, f"spec.volumes[{i}].persistentVolumeClaim"))
+        if volume.ephemeral is not None:
+            # An ephemeral volume is a PVC the ephemeral-volume controller creates for the pod.
+            found.append((EPHEMERAL, f"spec.volumes[{i}].ephemeral"))
+    return found
+
+
+def reason(paths: Sequence[str]) -> str:
+    # One reason for all the fields: the message then reads as one sentence, and a user who fixes
+    # one field still sees the others.
+    listed = paths[0] if len(paths) == 1 else f"{', '.join(paths[:-1])} and {paths[-1]}"
+    return f"pod uses {listed}, which kubesched does not evaluate yet"
+
+
+class UnsupportedPodFields:
+    name = NAME
+
+    # The fields are immutable once the pod exists, so no node, pod or volume event can help; only
+    # the pod's own update requeues it (and the queue's periodic flush), never a hot loop.
+    _EVENTS = (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),)
+
+    def __init__(self, ignored: frozenset[str] = frozenset()) -> None:
+        unknown = sorted(ignored - set(FIELDS))
+        if unknown:
+            raise ValueError(f"{NAME}: unknown ignoredFields {unknown}; valid: {list(FIELDS)}")
+        self.ignored = ignored
+        self._warned: OrderedDict[str, None] = OrderedDict()
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
+
+    def pre_filter(self, state: CycleState, pod: PodInfo,
+                   snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
+        found = unsupported_fields(pod.pod)
+        if not found:
+            return None, None
+        rejected = [path for field, path in found if field not in self.ignored]
+        if rejected:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason(rejected))
+        self._warn_once(pod.pod, [path for _, path in found])
+        return None, None
+
+    def _warn_once(self, pod: Pod, paths: list[str]) -> None:
+        uid = pod.metadata.uid or pod.key
+        if uid in self._warned:
+            return
+        self._warned[uid] = None
+        if len(self._warned) > _MAX_WARNED:
+            self._warned.popitem(last=False)
+        log.warning("placing pod as if these fields were absent (UnsupportedPodFields ignoredFields)",
+                    extra={"pod": pod.key, "fields": ", ".join(paths)})
+
+
+def new(args: Mapping[str, Any]) -> UnsupportedPodFields:
+    return UnsupportedPodFields(frozenset(args.get("ignoredFields") or ()))

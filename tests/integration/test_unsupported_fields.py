@@ -1,0 +1,100 @@
+"""On the real plane: pods that need InterPodAffinity, PodTopologySpread or VolumeBinding stay Pending
+under kubesched, with PodScheduled=False and a FailedScheduling event naming each field, while a
+plain pod next to them is bound. Uses the session kubesched; adds no nodes, and deletes its namespace."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+
+from .conftest import KubeschedProcess
+from .kube import Kube, wait_for
+from .sched_helpers import (
+    KUBESCHED,
+    container,
+    create_pod,
+    get_pod,
+    latest_event,
+    pod_manifest,
+    wait_bound,
+    wait_event,
+    wait_unschedulable,
+)
+
+NS = "unsupported-fields"
+NOT_YET = ", which kubesched does not evaluate yet"
+_HOSTNAME = "kubernetes.io/hostname"
+_TERM = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": _HOSTNAME}
+_CLAIM_TEMPLATE = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+
+# pod name -> (spec fields, the fields its message names)
+PODS: dict[str, tuple[dict[str, Any], str]] = {
+    "affinity": ({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]}}},
+                 "spec.affinity.podAffinity"),
+    "anti-affinity": ({"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                          {"weight": 100, "podAffinityTerm": _TERM}]}}},
+                      "spec.affinity.podAntiAffinity"),
+    "spread": ({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": _HOSTNAME,
+                                               "whenUnsatisfiable": "DoNotSchedule",
+                                               "labelSelector": {"matchLabels": {"app": "web"}}}]},
+               "spec.topologySpreadConstraints"),
+    "pvc": ({"volumes": [{"name": "tmp", "emptyDir": {}},
+                         {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
+            "spec.volumes[1].persistentVolumeClaim"),
+    "ephemeral": ({"volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": _CLAIM_TEMPLATE}}]},
+                  "spec.volumes[0].ephemeral"),
+    "several": ({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]}},
+                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
+                "spec.affinity.podAntiAffinity and spec.volumes[0].persistentVolumeClaim"),
+}
+
+
+def _manifest(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return pod_manifest(name, KUBESCHED, {"containers": [container(cpu="10m", memory="16Mi")], **spec},
+                        labels={"app": "web"})
+
+
+def _message(fields: str) -> re.Pattern[str]:
+    return re.compile(r"0/\d+ nodes are available: " + re.escape(f"pod uses {fields}{NOT_YET}") + r"\.")
+
+
+@pytest.fixture(scope="module")
+def created(plane: Kube, kubesched: KubeschedProcess) -> Any:
+    plane.namespace(NS)
+    for name, (spec, _) in PODS.items():
+        create_pod(plane, NS, _manifest(name, spec))
+    create_pod(plane, NS, _manifest("plain", {}))
+    try:
+        yield plane
+    finally:
+        plane.delete(f"/api/v1/namespaces/{NS}/pods?gracePeriodSeconds=0")
+        wait_for(f"pods of {NS} gone", lambda: not plane.pods(NS), timeout=60)
+        plane.delete(f"/api/v1/namespaces/{NS}")  # its PVCs (the ephemeral volume's) go with it
+
+
+def test_plain_pod_is_bound(created: Kube) -> None:
+    assert wait_bound(created, NS, "plain", timeout=30)
+
+
+@pytest.mark.parametrize("name", list(PODS))
+def test_pod_stays_pending_naming_the_field(created: Kube, name: str) -> None:
+    want = _message(PODS[name][1])
+    cond = wait_unschedulable(created, NS, name, timeout=30)
+    assert cond["reason"] == "Unschedulable"
+    assert want.fullmatch(cond["message"]), cond["message"]
+    ev = wait_event(created, NS, name, "FailedScheduling", timeout=30)
+    assert ev["reportingController"] == KUBESCHED
+    assert want.fullmatch(ev["note"]), ev["note"]
+    assert not get_pod(created, NS, name)["spec"].get("nodeName")
+
+
+def test_rejected_pod_is_not_retried_in_a_loop(created: Kube) -> None:
+    wait_event(created, NS, "spread", "FailedScheduling", timeout=30)
+    time.sleep(5)  # backoff is 1-10 s: a pod requeued on every event would have failed again by now
+    ev = latest_event(created, NS, "spread", "FailedScheduling")
+    assert ev is not None
+    assert (ev.get("series") or {}).get("count", 1) <= 2, ev
+    assert not get_pod(created, NS, "spread")["spec"].get("nodeName")

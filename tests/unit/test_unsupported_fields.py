@@ -1,0 +1,228 @@
+"""UnsupportedPodFields: pods that need a plugin kubesched lacks stay Pending, naming each field."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+import pytest
+
+from kubesched.config import ConfigError, load, loads
+from kubesched.config.args import UNSUPPORTED_POD_FIELDS
+from kubesched.framework import Code, CycleState, FitError, PodInfo, ScheduleResult
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.model.decode import TolerantDecoder
+from kubesched.model.objects import Affinity, Node, Pod, PodAffinity
+from kubesched.plugins import unsupported_fields
+from kubesched.plugins.registry import default_plugins
+from kubesched.plugins.unsupported_fields import NAME, UnsupportedPodFields
+from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
+from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with
+
+UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+NOT_YET = ", which kubesched does not evaluate yet"
+
+
+def _empty_pod_affinity() -> PodBuilder:
+    b = make_pod("p")
+    b.obj().spec.affinity = Affinity(pod_affinity=PodAffinity(), pod_anti_affinity=PodAffinity())
+    return b
+
+
+def run(plugin: UnsupportedPodFields, pod: PodBuilder) -> tuple[Code, tuple[str, ...]] | None:
+    result, status = plugin.pre_filter(CycleState(), PodInfo(pod.obj()), snapshot_with([make_node("n")]))
+    assert result is None  # it never narrows the nodes, only rejects
+    return None if status is None else (status.code, status.reasons)
+
+
+@pytest.mark.parametrize(("pod", "want"), [
+    pytest.param(make_pod("p"), None, id="none"),
+    pytest.param(make_pod("p").required("zone", "In", "a").node_selector(disk="ssd").volume("cache"), None,
+                 id="node-affinity-and-plain-volume-pass"),
+    pytest.param(_empty_pod_affinity(), None, id="empty-pod-affinity-asks-nothing"),
+    pytest.param(make_pod("p").pod_affinity(app="db"),
+                 "pod uses spec.affinity.podAffinity" + NOT_YET, id="pod-affinity"),
+    pytest.param(make_pod("p").pod_affinity(preferred=True, app="db"),
+                 "pod uses spec.affinity.podAffinity" + NOT_YET, id="preferred-pod-affinity"),
+    pytest.param(make_pod("p").pod_affinity(anti=True, app="web"),
+                 "pod uses spec.affinity.podAntiAffinity" + NOT_YET, id="pod-anti-affinity"),
+    pytest.param(make_pod("p").pod_affinity(anti=True, preferred=True, app="web"),
+                 "pod uses spec.affinity.podAntiAffinity" + NOT_YET, id="preferred-pod-anti-affinity"),
+    pytest.param(make_pod("p").spread(), "pod uses spec.topologySpreadConstraints" + NOT_YET,
+                 id="topology-spread"),
+    pytest.param(make_pod("p").spread(when_unsatisfiable="ScheduleAnyway"),
+                 "pod uses spec.topologySpreadConstraints" + NOT_YET, id="topology-spread-schedule-anyway"),
+    pytest.param(make_pod("p").volume("cache").volume("data", claim="data-0"),
+                 "pod uses spec.volumes[1].persistentVolumeClaim" + NOT_YET, id="pvc"),
+    pytest.param(make_pod("p").volume("scratch", ephemeral=True),
+                 "pod uses spec.volumes[0].ephemeral" + NOT_YET, id="ephemeral"),
+    pytest.param(make_pod("p").volume("a", claim="a").volume("b", claim="b"),
+                 "pod uses spec.volumes[0].persistentVolumeClaim and spec.volumes[1].persistentVolumeClaim"
+                 + NOT_YET, id="two-pvcs"),
+    pytest.param(make_pod("p").volume("data", claim="d").spread().pod_affinity(anti=True, app="x")
+                 .pod_affinity(app="y"),
+                 "pod uses spec.affinity.podAffinity, spec.affinity.podAntiAffinity, "
+                 "spec.topologySpreadConstraints and spec.volumes[0].persistentVolumeClaim" + NOT_YET,
+                 id="all-in-spec-order"),
+])
+def test_reject(pod: PodBuilder, want: str | None) -> None:
+    assert run(UnsupportedPodFields(), pod) == (None if want is None else (UNRESOLVABLE, (want,)))
+
+
+_ALL = make_pod("p").pod_affinity(app="y").pod_affinity(anti=True, app="x").spread().volume("d", claim="d")
+
+
+@pytest.mark.parametrize(("ignored", "pod", "want"), [
+    pytest.param({"podAntiAffinity"}, make_pod("p").pod_affinity(anti=True, app="x"), None, id="ignored-passes"),
+    pytest.param({"podAntiAffinity"}, make_pod("p").pod_affinity(app="x"),
+                 "pod uses spec.affinity.podAffinity" + NOT_YET, id="other-field-still-rejected"),
+    pytest.param({"podAffinity", "persistentVolumeClaim"}, _ALL,
+                 "pod uses spec.affinity.podAntiAffinity and spec.topologySpreadConstraints" + NOT_YET,
+                 id="only-the-rest-named"),
+    pytest.param(set(UNSUPPORTED_POD_FIELDS), _ALL, None, id="all-ignored"),
+    pytest.param({"persistentVolumeClaim"}, make_pod("p").volume("s", ephemeral=True),
+                 "pod uses spec.volumes[0].ephemeral" + NOT_YET, id="ephemeral-is-its-own-field"),
+])
+def test_ignore(ignored: set[str], pod: PodBuilder, want: str | None) -> None:
+    plugin = unsupported_fields.new({"ignoredFields": sorted(ignored)})
+    assert run(plugin, pod) == (None if want is None else (UNRESOLVABLE, (want,)))
+
+
+def test_ignored_pod_is_warned_about_once(caplog: pytest.LogCaptureFixture) -> None:
+    plugin = unsupported_fields.new({"ignoredFields": ["topologySpreadConstraints"]})
+    pod = make_pod("spread").spread()
+    with caplog.at_level(logging.WARNING, logger=unsupported_fields.__name__):
+        for _ in range(3):
+            assert run(plugin, pod) is None
+        assert run(plugin, make_pod("plain")) is None
+    records = [r for r in caplog.records if r.name == unsupported_fields.__name__]
+    assert len(records) == 1
+    assert records[0].__dict__["pod"] == "default/spread"
+    assert records[0].__dict__["fields"] == "spec.topologySpreadConstraints"
+
+
+def test_only_its_own_update_requeues_the_pod() -> None:
+    assert UnsupportedPodFields().events_to_register() == (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),)
+
+
+def test_field_names_agree_with_the_config_parser() -> None:
+    assert unsupported_fields.FIELDS == UNSUPPORTED_POD_FIELDS
+
+
+def test_factory_refuses_an_unknown_field() -> None:
+    with pytest.raises(ValueError, match="podAffinities"):
+        unsupported_fields.new({"ignoredFields": ["podAffinities"]})
+
+
+# --- in the default profile -------------------------------------------------------------------------
+
+def test_default_profile_runs_it_at_pre_filter() -> None:
+    assert NAME in [ref.name for ref in default_plugins()["preFilter"]]
+    assert NAME in [pl.name for pl in default_profile().pre_filter]
+    assert load(None).profiles[0].plugin_args[NAME] == {"ignoredFields": []}
+
+
+def test_users_kube_scheduler_config_keeps_it() -> None:
+    # A kube-scheduler file that names the plugins kubesched lacks: they are warned about as
+    # unimplemented, and the pods that need them are still rejected, not misplaced.
+    config = loads("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                   "profiles:\n  - schedulerName: default-scheduler\n    plugins:\n      multiPoint:\n"
+                   "        enabled:\n          - name: InterPodAffinity\n          - name: PodTopologySpread\n")
+    assert NAME in [ref.name for ref in config.profiles[0].plugins["preFilter"]]
+    assert len(config.unimplemented) == 2
+
+
+def _cycle(pod: PodBuilder, **args: dict[str, Any]) -> ScheduleResult | FitError:
+    nodes: list[Node | NodeBuilder] = [make_node(f"n{i}").capacity(cpu="4", memory="8Gi", pods="110")
+                                       for i in range(4)]
+    return schedule(nodes, pod, profile=default_profile(**args))
+
+
+def test_fit_error_message_is_kube_schedulers_pre_filter_shape() -> None:
+    result = _cycle(make_pod("p").req(cpu="1").pod_affinity(anti=True, app="web"))
+    assert isinstance(result, FitError)
+    assert result.message() == ("0/4 nodes are available: pod uses spec.affinity.podAntiAffinity, "
+                                "which kubesched does not evaluate yet.")
+    assert result.diagnosis.unschedulable_plugins == {NAME}
+
+
+def test_ignored_field_is_scheduled_as_before() -> None:
+    result = _cycle(make_pod("p").req(cpu="1").pod_affinity(anti=True, app="web"),
+                    UnsupportedPodFields={"ignoredFields": ["podAntiAffinity"]})
+    assert isinstance(result, ScheduleResult)
+
+
+def test_plain_pod_is_scheduled() -> None:
+    assert isinstance(_cycle(make_pod("p").req(cpu="1")), ScheduleResult)
+
+
+# --- args validation ---------------------------------------------------------------------------------
+
+def _config(args: str) -> str:
+    return ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            f"profiles:\n  - pluginConfig:\n      - name: UnsupportedPodFields\n        args:\n{args}")
+
+
+@pytest.mark.parametrize(("args", "want"), [
+    pytest.param("          ignoredFields: [podAntiAffinity, persistentVolumeClaim]\n",
+                 {"ignoredFields": ["podAntiAffinity", "persistentVolumeClaim"]}, id="two"),
+    pytest.param("          ignoredFields: []\n", {"ignoredFields": []}, id="empty"),
+    pytest.param("          ignoredFields: null\n", {"ignoredFields": []}, id="null"),
+    pytest.param("          {}\n", {"ignoredFields": []}, id="none"),
+])
+def test_args(args: str, want: dict[str, Any]) -> None:
+    assert loads(_config(args)).profiles[0].plugin_args[NAME] == want
+
+
+@pytest.mark.parametrize(("args", "want"), [
+    pytest.param("          ignoredFields: [podAffinity, podAffinities]\n",
+                 'profiles[0].pluginConfig[0].args.ignoredFields[1]: Unsupported value: "podAffinities": '
+                 'supported values: "podAffinity", "podAntiAffinity", "topologySpreadConstraints", '
+                 '"persistentVolumeClaim", "ephemeral"', id="unknown-field"),
+    pytest.param("          ignoredFields: [ephemeral, ephemeral]\n",
+                 'profiles[0].pluginConfig[0].args.ignoredFields[1]: Duplicate value: "ephemeral"', id="duplicate"),
+    pytest.param("          ignoredFields: [3]\n", "profiles[0].pluginConfig[0].args.ignoredFields[0]",
+                 id="not-a-string"),
+    pytest.param("          mode: Ignore\n", "profiles[0].pluginConfig[0].args.mode: Unknown field",
+                 id="unknown-arg"),
+])
+def test_bad_args_name_the_field(args: str, want: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        loads(_config(args))
+    assert want in str(info.value)
+
+
+# --- the slim pod model --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("spec", "found"), [
+    pytest.param({}, [], id="absent"),
+    pytest.param({"topologySpreadConstraints": None, "volumes": None}, [], id="null"),
+    pytest.param({"topologySpreadConstraints": [], "volumes": []}, [], id="empty"),
+    pytest.param({"volumes": [{"name": "t", "projected": {"sources": []}},
+                              {"name": "c", "persistentVolumeClaim": None}]}, [], id="other-sources-and-null-pvc"),
+    pytest.param({"volumes": [{"name": "t", "emptyDir": None},
+                              {"name": "d", "persistentVolumeClaim": {"claimName": "d", "readOnly": True}}]},
+                 ["spec.volumes[1].persistentVolumeClaim"], id="pvc-after-null-source"),
+    pytest.param({"volumes": [{"name": "e", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]},
+                 ["spec.volumes[0].ephemeral"], id="ephemeral"),
+    pytest.param({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                                                 "whenUnsatisfiable": "DoNotSchedule", "labelSelector": None}]},
+                 ["spec.topologySpreadConstraints"], id="spread"),
+    pytest.param({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": None}}}, [],
+                 id="null-terms"),
+])
+def test_decode(spec: dict[str, Any], found: list[str]) -> None:
+    pod = TolerantDecoder(Pod).decode(msgspec.json.encode({"metadata": {"name": "p"}, "spec": spec}))
+    assert [path for _, path in unsupported_fields.unsupported_fields(pod)] == found
+
+
+def test_a_config_without_it_is_warned_about() -> None:
+    from kubesched.cli_run import unguarded_profiles
+
+    head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+    config = loads(head + "  - schedulerName: guarded\n"
+                          "  - schedulerName: bare\n    plugins:\n      preFilter:\n        disabled:\n"
+                          "          - name: UnsupportedPodFields\n")
+    assert unguarded_profiles(config) == ["bare"]
+    assert unguarded_profiles(load(None)) == []
