@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.config.types import ProfileConfig
 from kubesched.framework.events import ClusterEvent, registered_events
 from kubesched.framework.interface import (
     FilterPlugin,
@@ -18,6 +17,7 @@ from kubesched.framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
+from kubesched.framework.profile_config import ProfileConfig
 from kubesched.framework.registry import PluginFactory
 
 # Points the scheduling cycle runs itself; plugins named at the others (permit, preBind, bind,
