@@ -17,12 +17,12 @@ import msgspec
 import orjson
 
 from kubesched.cache import Cache
-from kubesched.config import load
+from kubesched.config import kube_scheduler_default_plugins, load
 from kubesched.config.types import ProfileConfig
 from kubesched.framework import FitError, NodeCursor, PodInfo, build_profile, schedule_pod
 from kubesched.model.objects import Node, Pod
 from kubesched.plugins.pool_ownership import StaticJobs
-from kubesched.plugins.registry import default_plugins, in_tree_registry
+from kubesched.plugins.registry import in_tree_registry
 
 
 def pod_json(i: int) -> bytes:
@@ -133,7 +133,7 @@ def main() -> None:
     print(f"decode (msgspec, ~{len(pod_json(0))} B pod JSON): {bench_decode() * 1e6:.1f} µs/pod")
     profiles = {
         "kubesched default: kube-scheduler's plugins + CronJobPool": load(None).profiles[0],
-        "kube-scheduler's default plugins": ProfileConfig("kubesched", default_plugins()),
+        "kube-scheduler's default plugins": ProfileConfig("kubesched", kube_scheduler_default_plugins()),
     }
     for label, profile_config in profiles.items():
         for num_nodes, num_pods in ((1000, 5000), (5000, 5000)):

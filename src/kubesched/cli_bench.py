@@ -96,7 +96,7 @@ def bench(nodes: int, pods: int, rounds: int, contenders: list[str], mode: str, 
                              f"({', '.join(contenders)})", steady=mode == "steady")
         click.echo(f"PNG: {png}")
     else:
-        click.echo("PNG skipped: matplotlib is not installed (uv add matplotlib)")
+        click.echo(f"PNG skipped: {plot.MISSING}")
     for r in results:
         if r.profile:
             click.echo(f"profile ({r.contender} round {r.round}): {r.profile}")

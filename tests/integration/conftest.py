@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.localcluster import build
 from kubesched.localcluster import plane as planes
 from kubesched.localcluster.topology import seed_kind
 
@@ -31,6 +32,19 @@ def _remove_stale_test_clusters() -> None:
         if c.name.startswith("kubesched-test-") and c.owner_pid and not os.path.exists(f"/proc/{c.owner_pid}"):
             _progress(f"removing stale test cluster {c.name}")
             planes.down(c.name, _progress)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build the plane's binaries (~14 min cold) before the first test, outside its timeout (pytest-timeout
+    counts fixture set-up); `./dev test` has built them already. A failed build is left to `plane`,
+    which raises it for every test that needs the plane."""
+    here = Path(__file__).parent
+    if build.is_built() or not any(item.path.is_relative_to(here) for item in session.items):
+        return
+    try:
+        build.ensure_built(_progress)
+    except Exception as exc:
+        _progress(f"building the control plane failed: {exc}")
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,8 @@ from kubesched.bench.run import PLANE_PREFIX
 from kubesched.cli_bench import QUICK, bench
 from kubesched.localcluster import plane as planes
 
-pytestmark = pytest.mark.integration
+# Three planes started and three runs of up to 145 s each (bench.run.Options.run_timeout); ~2 min here.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 
 def test_quick_bench_binds_every_pod_within_capacity(tmp_path: Path) -> None:

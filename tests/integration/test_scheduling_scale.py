@@ -36,6 +36,9 @@ from .sched_helpers import (
     scheduled_condition,
 )
 
+# Each test's own waits add up to ~7 min at worst (kubesched's sync, binding, settling, cleanup).
+pytestmark = pytest.mark.timeout(600)
+
 PODS = 500
 SLOTS = 330  # 3 workers x 110 pods; the control-plane node is tainted
 WORKERS = {"kind-worker", "kind-worker2", "kind-worker3"}

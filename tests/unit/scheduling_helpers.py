@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from kubesched.cache import Cache
-from kubesched.config.types import ProfileConfig
+from kubesched.config import ProfileConfig, kube_scheduler_default_plugins
 from kubesched.framework import (
     FitError,
     NodeCursor,
@@ -17,7 +17,7 @@ from kubesched.framework import (
     schedule_pod,
 )
 from kubesched.model.objects import Node, Pod
-from kubesched.plugins.registry import default_plugins, in_tree_registry
+from kubesched.plugins.registry import in_tree_registry
 from tests.builders import NodeBuilder, PodBuilder
 
 
@@ -43,7 +43,8 @@ def snapshot_with(nodes: list[Node | NodeBuilder], pods: list[Pod | PodBuilder] 
 
 
 def default_profile(**args: dict[str, object]) -> Profile:
-    return build_profile(ProfileConfig("kubesched", default_plugins(), plugin_args=dict(args)), in_tree_registry())
+    config = ProfileConfig("kubesched", kube_scheduler_default_plugins(), plugin_args=dict(args))
+    return build_profile(config, in_tree_registry())
 
 
 def schedule(nodes: list[Node | NodeBuilder], pod: Pod | PodBuilder, pods: list[Pod | PodBuilder] = (),  # type: ignore[assignment]

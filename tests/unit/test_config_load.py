@@ -19,7 +19,7 @@ from kubesched.config import (
     load,
     loads,
 )
-from kubesched.config.errors import invalid
+from kubesched.framework.field_errors import invalid
 
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 REPO = Path(__file__).resolve().parents[2]

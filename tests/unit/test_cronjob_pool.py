@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.config.errors import ConfigError
-from kubesched.config.types import PluginRef, ProfileConfig
+from kubesched.config import PluginRef, ProfileConfig, kube_scheduler_default_plugins
 from kubesched.framework import (
     CycleState,
     FitError,
@@ -24,6 +23,7 @@ from kubesched.framework import (
     build_profile,
     schedule_pod,
 )
+from kubesched.framework.field_errors import ConfigError
 from kubesched.model.objects import Job, ObjectMeta, OwnerReference, Pod
 from kubesched.plugins.cronjob_pool import (
     CronJobPool,
@@ -34,7 +34,7 @@ from kubesched.plugins.cronjob_pool import (
     waits_for_job,
 )
 from kubesched.plugins.pool_ownership import InformerJobs, StaticJobs, Waiting, owner_chain
-from kubesched.plugins.registry import default_plugins, in_tree_registry
+from kubesched.plugins.registry import in_tree_registry
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 from tests.unit.scheduling_helpers import snapshot_with
 
@@ -360,7 +360,7 @@ def test_registry_factory_without_jobs_and_bad_args() -> None:
 # --- whole scheduling cycles -----------------------------------------------------------------------
 
 def profile(args: dict[str, Any], jobs: Any = CRON_JOBS) -> Profile:
-    points = {k: list(v) for k, v in default_plugins().items()}
+    points = {k: list(v) for k, v in kube_scheduler_default_plugins().items()}
     points["preFilter"].insert(0, PluginRef("CronJobPool"))
     points["filter"].insert(2, PluginRef("CronJobPool"))  # after NodeName, NodeUnschedulable
     registry: Registry = {**in_tree_registry(),

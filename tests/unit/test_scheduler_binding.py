@@ -173,6 +173,8 @@ async def test_a_condition_queued_before_the_bind_is_dropped() -> None:
     await sched.binds.wait()
     await sched.conditions.flush()
     writer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await writer
     assert [m for m, _ in client.calls] == ["POST"]
 
 
@@ -198,6 +200,8 @@ async def test_a_condition_being_written_lands_before_the_binding() -> None:
     release.set()
     await sched.binds.wait()
     writer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await writer
     assert [m for m, _ in client.calls] == ["PATCH", "POST"]
 
 

@@ -1,7 +1,8 @@
 """The PNG of pods bound over time, one line per run, a colour per contender.
 
-matplotlib is imported here only, when a plot is asked for; without it the bench still runs and
-says the PNG was skipped.
+matplotlib is imported here only, when a plot is asked for. It is not a dependency of the scheduler
+but of the `bench` extra (`pip install 'kubesched[bench]'`, `uv sync --extra bench`); without it the
+bench still runs and says the PNG was skipped, and `bound_over_time` raises MissingExtraError.
 """
 
 from __future__ import annotations
@@ -16,14 +17,27 @@ COLOURS = {"limit": "#7f7f7f", "kube-scheduler": "#1f77b4", "kubesched": "#d6272
            "kubesched-asyncio": "#ff9896"}
 
 
+MISSING = ("matplotlib is not installed: it comes with kubesched's `bench` extra "
+           "(pip install 'kubesched[bench]', or uv sync --extra bench in a checkout)")
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency is missing; the message names the extra that brings it."""
+
+
 def available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
 def bound_over_time(results: list[RunResult], path: Path, title: str, steady: bool = False) -> None:
     # Imported by name: matplotlib is optional, so mypy must not require its stubs.
-    importlib.import_module("matplotlib").use("Agg")  # no display here; must precede pyplot's import
-    plt = importlib.import_module("matplotlib.pyplot")
+    try:
+        importlib.import_module("matplotlib").use("Agg")  # no display here; must precede pyplot's import
+        plt = importlib.import_module("matplotlib.pyplot")
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.partition(".")[0] != "matplotlib":
+            raise  # matplotlib is there but something it needs is not: its own message says what
+        raise MissingExtraError(MISSING, name="matplotlib") from exc
 
     fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
     labelled: set[str] = set()

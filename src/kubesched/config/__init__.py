@@ -9,8 +9,7 @@ what would be valid.
 """
 
 from kubesched.config.args import PLUGIN_ARGS, ArgsParser
-from kubesched.config.errors import ConfigError, FieldError
-from kubesched.config.load import DEFAULT_SCHEDULER_NAME, from_dict, load, loads
+from kubesched.config.load import DEFAULT_SCHEDULER_NAME, from_dict, kube_scheduler_default_plugins, load, loads
 from kubesched.config.plugins import KUBE_SCHEDULER_PLUGINS, KUBESCHED_PLUGINS, register_plugin
 from kubesched.config.types import (
     EXTENSION_POINTS,
@@ -20,6 +19,7 @@ from kubesched.config.types import (
     ProfileConfig,
     SchedulerConfig,
 )
+from kubesched.framework.field_errors import ConfigError, FieldError
 
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
@@ -36,6 +36,7 @@ __all__ = [
     "ProfileConfig",
     "SchedulerConfig",
     "from_dict",
+    "kube_scheduler_default_plugins",
     "load",
     "loads",
     "register_plugin",

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubesched.config import errors as e
-from kubesched.config.fields import (
+from kubesched.framework import field_errors as e
+from kubesched.framework.fields import (
     Errors,
     as_mapping,
     check_fields,
@@ -27,6 +27,7 @@ from kubesched.config.fields import (
     label_value_problem,
     qualified_name_problem,
 )
+from kubesched.plugins import pool_config
 
 ArgsParser = Callable[[Mapping[str, Any], str, Errors], dict[str, Any]]
 
@@ -248,13 +249,6 @@ def parse_unsupported_pod_fields(raw: Mapping[str, Any], path: str, errs: Errors
     return {"ignoredFields": ignored}
 
 
-def parse_cronjob_pool_args(raw: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any]:
-    # The pool plugin owns its schema; imported here, not at the top, because it reads config.fields.
-    from kubesched.plugins.pool_config import parse_args
-
-    return parse_args(raw, path, errs)
-
-
 # Plugin name -> its args parser. The pool plugin adds "CronJobPool" here (or passes args_parsers to
 # load). A known plugin without a parser gets its args passed through unchanged, as kube-scheduler
 # does for plugins without a registered args type.
@@ -262,7 +256,7 @@ PLUGIN_ARGS: dict[str, ArgsParser] = {
     "NodeResourcesFit": parse_node_resources_fit,
     "NodeResourcesBalancedAllocation": parse_balanced_allocation,
     "NodeAffinity": parse_node_affinity,
-    "CronJobPool": parse_cronjob_pool_args,
+    "CronJobPool": pool_config.parse_args,  # the pool plugin owns its schema
     "UnsupportedPodFields": parse_unsupported_pod_fields,
 }
 

@@ -8,10 +8,13 @@ from typing import Any
 
 import yaml
 
-from kubesched.config import errors as e
 from kubesched.config.args import PLUGIN_ARGS, ArgsParser
-from kubesched.config.errors import ConfigError, FieldError
-from kubesched.config.fields import (
+from kubesched.config.plugins import API_VERSION, KUBESCHED_PLUGINS
+from kubesched.config.profiles import Catalog, check_percentage, parse_profile
+from kubesched.config.types import ClientConnection, LeaderElection, PluginRef, ProfileConfig, SchedulerConfig
+from kubesched.framework import field_errors as e
+from kubesched.framework.field_errors import ConfigError, FieldError
+from kubesched.framework.fields import (
     Errors,
     as_mapping,
     check_fields,
@@ -25,9 +28,6 @@ from kubesched.config.fields import (
     get_str,
     index,
 )
-from kubesched.config.plugins import API_VERSION, KUBESCHED_PLUGINS
-from kubesched.config.profiles import Catalog, check_percentage, parse_profile
-from kubesched.config.types import ClientConnection, LeaderElection, ProfileConfig, SchedulerConfig
 
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "kubesched"
@@ -281,3 +281,10 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def kube_scheduler_default_plugins() -> dict[str, tuple[PluginRef, ...]]:
+    """kube-scheduler v1.37.2's default profile restricted to the plugins kubesched implements: kubesched's
+    own default without the CronJob pool, for comparisons with kube-scheduler."""
+    plugins = load(None).profiles[0].plugins
+    return {point: tuple(p for p in refs if p.name != "CronJobPool") for point, refs in plugins.items() if refs}

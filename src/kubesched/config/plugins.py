@@ -12,8 +12,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.config import errors as e
-from kubesched.config.fields import (
+from kubesched.config.types import EXTENSION_POINTS, PluginRef
+from kubesched.framework import field_errors as e
+from kubesched.framework.fields import (
     Errors,
     as_mapping,
     check_fields,
@@ -23,7 +24,6 @@ from kubesched.config.fields import (
     get_str,
     index,
 )
-from kubesched.config.types import EXTENSION_POINTS, PluginRef
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 

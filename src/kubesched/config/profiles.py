@@ -7,19 +7,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.config import errors as e
 from kubesched.config.args import ArgsParser
-from kubesched.config.fields import (
-    Errors,
-    as_mapping,
-    check_fields,
-    child,
-    get_int,
-    get_list,
-    get_mapping,
-    get_str,
-    index,
-)
 from kubesched.config.plugins import (
     API_VERSION,
     KUBE_SCHEDULER_PLUGINS,
@@ -35,6 +23,18 @@ from kubesched.config.plugins import (
     unknown_plugin,
 )
 from kubesched.config.types import EXTENSION_POINTS, PluginRef, ProfileConfig
+from kubesched.framework import field_errors as e
+from kubesched.framework.fields import (
+    Errors,
+    as_mapping,
+    check_fields,
+    child,
+    get_int,
+    get_list,
+    get_mapping,
+    get_str,
+    index,
+)
 
 PROFILE_FIELDS = ("schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig")
 

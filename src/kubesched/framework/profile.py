@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.config.types import ProfileConfig
 from kubesched.framework.events import ClusterEvent, registered_events
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
@@ -24,6 +23,7 @@ from kubesched.framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
+from kubesched.framework.profile_config import ProfileConfig
 from kubesched.framework.registry import PluginFactory
 
 # Every extension point and the protocol its plugins implement.

@@ -38,9 +38,9 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.config.errors import ConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import JOB_ADD, ActionType, ClusterEvent, EventResource
+from kubesched.framework.field_errors import ConfigError
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status

@@ -14,8 +14,8 @@
         fallback: never                             # never | general
 
 `parse_args` has the config loader's ArgsParser signature and returns the defaulted args in the same
-camelCase shape, so parsing its own output again gives the same result. This module imports nothing
-from the framework: the config loader imports it.
+camelCase shape, so parsing its own output again gives the same result. The config loader imports it;
+it imports only the framework's field readers (kubesched.framework.fields), never kubesched.config.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.config import errors as e
-from kubesched.config.fields import (
+from kubesched.framework import field_errors as e
+from kubesched.framework.fields import (
     Errors,
     as_mapping,
     check_fields,

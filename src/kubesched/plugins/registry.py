@@ -1,10 +1,10 @@
-"""kubesched's in-tree plugins and kube-scheduler's default profile restricted to them."""
+"""kubesched's in-tree plugins (kube-scheduler's default profile restricted to them is
+kubesched.config.kube_scheduler_default_plugins)."""
 
 from __future__ import annotations
 
 import functools
 
-from kubesched.config.types import PluginRef
 from kubesched.framework.registry import Registry
 from kubesched.plugins import (
     balanced_allocation,
@@ -43,11 +43,3 @@ def in_tree_registry(jobs: JobLookup | None = None) -> Registry:
         cronjob_pool.NAME: functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
     }
 
-
-def default_plugins() -> dict[str, tuple[PluginRef, ...]]:
-    """kube-scheduler v1.37.2's default profile restricted to the plugins kubesched implements: kubesched's
-    own default (kubesched.config) without the CronJob pool, for comparisons with kube-scheduler."""
-    from kubesched.config import load  # the config package imports plugin args parsers from here
-
-    plugins = load(None).profiles[0].plugins
-    return {point: tuple(p for p in refs if p.name != cronjob_pool.NAME) for point, refs in plugins.items() if refs}

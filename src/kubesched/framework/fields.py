@@ -10,7 +10,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from kubesched.config.errors import FieldError, unknown_field, wrong_type
+from kubesched.framework.field_errors import FieldError, unknown_field, wrong_type
 
 Errors = list[FieldError]
 

@@ -1,4 +1,8 @@
-"""Field errors in kube-scheduler's style (`path: Invalid value: x: detail`) and the error `load` raises."""
+"""Field errors in kube-scheduler's style (`path: Invalid value: x: detail`) and the error `load` raises.
+
+Here, not in kubesched.config, because plugins validate their own args with them (and the config
+loader imports the plugins' parsers); the framework and the plugins never import kubesched.config.
+"""
 
 from __future__ import annotations
 
