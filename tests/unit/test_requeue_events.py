@@ -42,15 +42,15 @@ def _moved(sched: Scheduler, pods: list[Pod]) -> list[str]:
 
 def test_assigned_pod_delete_moves_only_the_pod_waiting_for_resources() -> None:
     sched = _scheduler()
-    sched._node_added(make_node("n").obj())
+    sched.handlers.node_added(make_node("n").obj())
     done = make_pod("job-pod").node("n").req(cpu="1").obj()
-    sched._pod_added(done)
+    sched.handlers.pod_added(done)
     waiting = [_pending(f"tainted-{i}").obj() for i in range(1000)]
     for pod in waiting:
         _reject(sched, pod, "TaintToleration")
     fit = _pending("needs-cpu").obj()
     _reject(sched, fit, "NodeResourcesFit")
-    sched._pod_deleted(done)
+    sched.handlers.pod_deleted(done)
     assert _moved(sched, [*waiting, fit]) == ["needs-cpu"]
 
 
@@ -101,11 +101,11 @@ def _happen(sched: Scheduler, what: str) -> None:
     node = _node(_NODE)
     running = make_pod("running").node("n").req(cpu="2").container_status("c0", allocated={"cpu": "2"})
     if what == "add-node":
-        sched._node_added(make_node("n2").obj())
+        sched.handlers.node_added(make_node("n2").obj())
         return
     if what in ("delete-pod", "resize-down", "resize-up", "status-only", "relabel-pod"):
         old = running.obj()
-        sched._pod_added(old)
+        sched.handlers.pod_added(old)
         new_pod = {
             "delete-pod": None,
             # The user lowered the spec and the kubelet allocated it: the pod now counts 1 cpu.
@@ -116,14 +116,14 @@ def _happen(sched: Scheduler, what: str) -> None:
             "relabel-pod": running.label("app", "x"),
         }[what]
         if new_pod is None:
-            sched._pod_deleted(old)
+            sched.handlers.pod_deleted(old)
         else:
-            sched._pod_updated(old, new_pod.obj())
+            sched.handlers.pod_updated(old, new_pod.obj())
         return
     if what == "bind":
         pod = make_pod("other").req(cpu="1").obj()
         bound = make_pod("other").node("n").req(cpu="1").obj()
-        sched._pod_updated(pod, bound)
+        sched.handlers.pod_updated(pod, bound)
         return
     new_node = {
         "untaint": make_node("n").label("zone", "a"),
@@ -137,7 +137,7 @@ def _happen(sched: Scheduler, what: str) -> None:
     }[what].obj()
     if what == "uncordon":
         node = _node(make_node("n").label("zone", "a").taint("k", "v").unschedulable())
-    sched._node_updated(node, new_node)
+    sched.handlers.node_updated(node, new_node)
 
 
 @pytest.mark.parametrize(("plugins", "what", "moved"), _CASES)
@@ -147,7 +147,7 @@ def test_event_moves_only_pods_its_plugins_registered_for(plugins: tuple[str, ..
     node = _node(_NODE)
     if what == "uncordon":
         node = _node(make_node("n").label("zone", "a").taint("k", "v").unschedulable())
-    sched._node_added(node)
+    sched.handlers.node_added(node)
     pod = _pending("p").obj()
     _reject(sched, pod, *plugins)
     _happen(sched, what)
@@ -167,16 +167,16 @@ def test_job_add_moves_only_pods_the_pool_holds_for_it() -> None:
 
 def test_event_during_a_cycle_only_counts_if_it_concerns_the_pod() -> None:
     sched = _scheduler()
-    sched._node_added(_node(_NODE))
+    sched.handlers.node_added(_node(_NODE))
     done = make_pod("job-pod").node("n").req(cpu="1").obj()
-    sched._pod_added(done)
+    sched.handlers.pod_added(done)
     for name, plugin, expected in (("a", "TaintToleration", "unschedulable"), ("b", "NodeResourcesFit", "backoff")):
         pod = _pending(name).obj()
         sched.queue.add(pod)
         info = sched.queue.pop_nowait()
         assert info is not None
         # Another pod completes while this one's cycle runs.
-        sched._pod_deleted(done)
+        sched.handlers.pod_deleted(done)
         info.unschedulable_plugins = {plugin}
         assert sched.queue.add_unschedulable_if_not_present(info)
         assert sched.queue.where(info.uid) == expected, name

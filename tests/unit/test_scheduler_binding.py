@@ -249,3 +249,65 @@ async def test_stop_before_sync_returns() -> None:
     await asyncio.wait_for(sched.stop(), 5)
     await asyncio.wait_for(run, 5)
     assert not sched.ready.is_set()
+
+
+class FakeConditions:
+    def __init__(self) -> None:
+        self.written: list[tuple[str, str, str]] = []
+
+    def submit(self, pod: Pod, message: str, reason: str = "Unschedulable") -> None:
+        self.written.append((pod.metadata.name, message, reason))
+
+    def discard(self, uid: str) -> None:
+        return None
+
+    async def settled(self, uid: str) -> None:
+        return None
+
+
+class FakeEvents:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def scheduled(self, pod: Pod, node: str, controller: str | None = None) -> None:
+        self.seen.append(("Scheduled", f"{pod.metadata.name} {node}"))
+
+    def failed_scheduling(self, pod: Pod, message: str, controller: str | None = None) -> None:
+        self.seen.append(("FailedScheduling", message))
+
+
+async def test_cycles_run_on_fake_ports_alone() -> None:
+    """The cycles need no client: a cache, a queue, a profile whose bind plugin is a fake, and
+    fakes of the condition, event and lister ports."""
+    from kubesched.config.types import PluginRef, ProfileConfig
+    from kubesched.cycles import Cycles
+    from kubesched.framework.profile import build_profile
+    from kubesched.metrics import Metrics
+    from kubesched.plugins import node_resources_fit
+
+    bound: list[str] = []
+
+    class Recording:
+        name = "Recording"
+
+        async def bind(self, state: Any, pod: Any, node_name: str) -> None:
+            bound.append(f"{pod.pod.metadata.name}->{node_name}")
+
+    plugins = {"filter": (PluginRef("NodeResourcesFit"),), "bind": (PluginRef("Recording"),)}
+    profile = build_profile(ProfileConfig("kubesched", plugins),
+                            {"NodeResourcesFit": node_resources_fit.new, "Recording": lambda args: Recording()})
+    sched, _ = make_scheduler(created)  # only for a cache with a node and a queue
+    conditions, events = FakeConditions(), FakeEvents()
+    store: dict[str, Pod] = {}
+    cycles = Cycles({"kubesched": profile}, sched.cache, sched.queue, conditions, events, store,
+                    Metrics(["kubesched"], sched.queue.pending_counts))
+    fits, too_big = (make_pod(n).scheduler("kubesched").req(cpu=c).obj() for n, c in (("fits", "1"), ("big", "2")))
+    for pod in (fits, too_big):
+        store[pod.key] = pod
+        sched.queue.add(pod)
+        cycles.schedule_one(pop(sched))
+    await cycles.binds.wait()
+    assert bound == ["fits->n1"]
+    assert events.seen == [("FailedScheduling", "0/1 nodes are available: 1 Insufficient cpu."),
+                           ("Scheduled", "fits n1")]
+    assert conditions.written == [("big", "0/1 nodes are available: 1 Insufficient cpu.", "Unschedulable")]
