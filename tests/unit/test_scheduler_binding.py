@@ -293,7 +293,8 @@ async def test_cycles_run_on_fake_ports_alone() -> None:
         async def bind(self, state: Any, pod: Any, node_name: str) -> None:
             bound.append(f"{pod.pod.metadata.name}->{node_name}")
 
-    plugins = {"filter": (PluginRef("NodeResourcesFit"),), "bind": (PluginRef("Recording"),)}
+    plugins: dict[str, tuple[PluginRef, ...]] = {"filter": (PluginRef("NodeResourcesFit"),),
+                                                 "bind": (PluginRef("Recording"),)}
     profile = build_profile(ProfileConfig("kubesched", plugins),
                             {"NodeResourcesFit": node_resources_fit.new, "Recording": lambda args: Recording()})
     sched, _ = make_scheduler(created)  # only for a cache with a node and a queue
