@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
+import orjson
+
 from kubesched.api import (
     ApiClient,
     Binder,
@@ -30,6 +32,8 @@ from kubesched.api import (
     node_informer,
     pod_informer,
 )
+from kubesched.api.errors import ApiConnectionError, ApiError
+from kubesched.api.pod_status import patch_pod_status
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
 from kubesched.cycles import Cycles
@@ -67,13 +71,18 @@ class Scheduler:
         self.client = client
         self.config = config
         self.cache = Cache()
-        # Its handlers come once the queue exists: the queue needs the profiles, which read this informer.
+        # The informers' handlers come once the queue exists: the queue needs the profiles, whose
+        # plugins read the informers.
         self.jobs: Informer[Job] = job_informer(client, Handlers())
         # The pool plugin reads Jobs from this scheduler's informer, never from the API per pod.
         registry = merge(in_tree_registry(jobs=InformerJobs(self.jobs)), out_of_tree or {})
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
-        self.handle = Handle(snapshot=self.cache.snapshot, clock=clock, bind_pod=self._bind_pod)
+        self.pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)
+        self.nodes: Informer[Node] = node_informer(client, Handlers())
+        self.handle = Handle(snapshot=self.cache.snapshot, clock=clock, pods=self.pods, nodes=self.nodes,
+                             jobs=self.jobs, bind_pod=self._bind_pod, nominate_pod=self._nominate_pod,
+                             delete_victim=self._delete_victim)
         self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry, self.handle)
                                              for p in config.profiles}
         self.names = frozenset(self.profiles)
@@ -88,10 +97,8 @@ class Scheduler:
         self.events = EventRecorder(client, reporting_controller=next(iter(self.profiles)))
         self.conditions = ConditionWriter(client)
         self.metrics = Metrics(sorted(self.profiles), self.queue.pending_counts)
-        self.pods: Informer[Pod] = pod_informer(client, Handlers(handlers.pod_added, handlers.pod_updated,
-                                                                 handlers.pod_deleted), POD_FIELD_SELECTOR)
-        self.nodes: Informer[Node] = node_informer(client, Handlers(handlers.node_added, handlers.node_updated,
-                                                                    handlers.node_deleted))
+        self.pods.handler = Handlers(handlers.pod_added, handlers.pod_updated, handlers.pod_deleted)
+        self.nodes.handler = Handlers(handlers.node_added, handlers.node_updated, handlers.node_deleted)
         self.cycles = Cycles(self.profiles, self.cache, self.queue, self.conditions, self.events, self.pods,
                              self.metrics, config.percentage_of_nodes_to_score, rng or random.Random())
         self.binds = self.cycles.binds
@@ -231,6 +238,27 @@ class Scheduler:
         if outcome.result in (BindResult.CONFLICT, BindResult.NOT_FOUND):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, outcome.message)
         return Status(Code.ERROR, outcome.message)
+
+
+    async def _nominate_pod(self, pod: Pod, node: str) -> Status | None:
+        """The handle's nomination port: status.nominatedNodeName set, or cleared with ""."""
+        body = {"status": {"nominatedNodeName": node or None}}
+        try:
+            await patch_pod_status(self.client, pod.metadata.namespace, pod.metadata.name, orjson.dumps(body))
+        except (ApiError, ApiConnectionError) as e:
+            return Status(Code.ERROR, str(e))
+        return None
+
+    async def _delete_victim(self, pod: Pod, message: str) -> Status | None:
+        """The handle's preemption port: delete the victim (only that uid) and say why in an event."""
+        meta = pod.metadata
+        body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": meta.uid}}
+        resp = await self.client.request("DELETE", f"/api/v1/namespaces/{meta.namespace}/pods/{meta.name}",
+                                         body=body)
+        if not resp.ok and resp.status != 404:
+            return Status(Code.ERROR, ApiError.from_response(resp.status, resp.body).message)
+        self.events.eventf(pod, "Normal", "Preempted", "Preempting", message, None)
+        return None
 
 
 def _one_queue_sort(profiles: Mapping[str, Profile]) -> QueueSortPlugin | None:

@@ -312,3 +312,17 @@ async def test_cycles_run_on_fake_ports_alone() -> None:
     assert events.seen == [("FailedScheduling", "0/1 nodes are available: 1 Insufficient cpu."),
                            ("Scheduled", "fits n1")]
     assert conditions.written == [("big", "0/1 nodes are available: 1 Insufficient cpu.", "Unschedulable")]
+
+
+async def test_the_handle_lists_informer_objects_and_writes_through_ports() -> None:
+    sched, client = make_scheduler(created)
+    pod = make_pod("victim").scheduler("kubesched").node("n1").obj()
+    sched.pods.store[pod.key] = pod
+    handle = sched.handle
+    assert handle.pods.get("default/victim") is pod
+    assert list(handle.pods.list()) == [pod]
+    assert handle.snapshot().names == ["n1"]
+    assert await handle.nominate_pod(pod, "n1") is None
+    assert await handle.delete_victim(pod, "Preempted by default/p on node n1") is None
+    assert client.calls == [("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
+                            ("DELETE", "/api/v1/namespaces/default/pods/victim")]

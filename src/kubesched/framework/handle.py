@@ -1,24 +1,51 @@
 """What a plugin may reach beyond its arguments (kube-scheduler's framework.Handle), behind small
-ports so plugins stay free of I/O: the scheduler's snapshot, its clock, the pods waiting at
-Permit, and the one write a bind plugin needs. Preemption's ports (nominate a pod, delete a
-victim) join here when it does."""
+ports so plugins stay free of I/O: the scheduler's snapshot, its clock, read-only listers of the
+informers' objects, the pods waiting at Permit, and the writes a bind plugin and preemption need
+(bind a pod, set its nominated node, delete a victim)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
 
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting import WaitingPods
-from kubesched.model.objects import Pod
+from kubesched.model.objects import Job, Node, Pod
+
+T_co = TypeVar("T_co", covariant=True)
 
 # POST the pod's Binding: None when bound, else a status with the apiserver's message.
 PodBinder = Callable[[Pod, str], Awaitable[Status | None]]
+# Set (a node name) or clear ("") the pod's status.nominatedNodeName.
+PodNominator = Callable[[Pod, str], Awaitable[Status | None]]
+# Delete a preemption victim, with the message its Preempted event and DisruptionTarget condition carry.
+VictimDeleter = Callable[[Pod, str], Awaitable[Status | None]]
+
+
+class Lister(Protocol[T_co]):
+    """Read-only view of one informer's store, keyed "namespace/name" (or "name" for nodes)."""
+
+    def get(self, key: str) -> T_co | None: ...
+
+    def list(self) -> Sequence[T_co]: ...
+
+
+class _Empty(Generic[T_co]):
+    def get(self, key: str) -> T_co | None:
+        return None
+
+    def list(self) -> Sequence[T_co]:
+        return ()
 
 
 async def _no_binder(pod: Pod, node_name: str) -> Status | None:
     return Status(Code.ERROR, "no binder: this handle cannot write to a cluster")
+
+
+async def _no_writes(pod: Pod, value: str) -> Status | None:
+    return Status(Code.ERROR, "this handle cannot write to a cluster")
 
 
 def _no_snapshot() -> Snapshot:
@@ -30,4 +57,9 @@ class Handle:
     snapshot: Callable[[], Snapshot] = _no_snapshot
     clock: Callable[[], float] = field(default=lambda: 0.0)
     waiting_pods: WaitingPods = field(default_factory=WaitingPods)
+    pods: Lister[Pod] = field(default_factory=_Empty)
+    nodes: Lister[Node] = field(default_factory=_Empty)
+    jobs: Lister[Job] = field(default_factory=_Empty)
     bind_pod: PodBinder = _no_binder
+    nominate_pod: PodNominator = _no_writes
+    delete_victim: VictimDeleter = _no_writes
