@@ -18,12 +18,14 @@ from kubesched.model.objects import (
     ContainerStatus,
     EphemeralVolumeSource,
     LabelSelector,
+    LabelSelectorRequirement,
     Node,
     NodeAffinity,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
     ObjectMeta,
+    OwnerReference,
     PersistentVolumeClaimVolumeSource,
     Pod,
     PodAffinity,
@@ -50,6 +52,13 @@ def requirement(key: str, op: str, *values: str) -> NodeSelectorRequirement:
 def term(*exprs: Req, fields: tuple[Req, ...] = ()) -> NodeSelectorTerm:
     return NodeSelectorTerm(match_expressions=[requirement(k, op, *vs) for k, op, vs in exprs],
                             match_fields=[requirement(k, op, *vs) for k, op, vs in fields])
+
+
+def label_selector(*exists: str, **match_labels: str) -> LabelSelector:
+    """matchLabels from keywords, and an Exists expression per positional key
+    (kube-scheduler's st.MakeLabelSelector().Exists("foo"))."""
+    return LabelSelector(match_labels=dict(match_labels),
+                         match_expressions=[LabelSelectorRequirement(key=k, operator="Exists") for k in exists])
 
 
 def _res(cpu: str | None, memory: str | None, extra: dict[str, str]) -> dict[str, str]:
@@ -175,10 +184,25 @@ class PodBuilder:
             aff.pod_affinity = terms
         return self
 
-    def spread(self, topology_key: str = "topology.kubernetes.io/zone",
-               when_unsatisfiable: str = "DoNotSchedule") -> Self:
-        self._pod.spec.topology_spread_constraints.append(
-            TopologySpreadConstraint(topology_key=topology_key, when_unsatisfiable=when_unsatisfiable))
+    def spread(self, max_skew: int = 1, topology_key: str = "topology.kubernetes.io/zone",
+               when_unsatisfiable: str = "DoNotSchedule", selector: LabelSelector | None = None, *,
+               min_domains: int | None = None, node_affinity_policy: str | None = None,
+               node_taints_policy: str | None = None, match_label_keys: tuple[str, ...] = ()) -> Self:
+        """A topology spread constraint (kube-scheduler's wrappers SpreadConstraint); `selector`
+        None is a nil labelSelector (selects no pod); see `label_selector`."""
+        self._pod.spec.topology_spread_constraints.append(TopologySpreadConstraint(
+            max_skew=max_skew, topology_key=topology_key, when_unsatisfiable=when_unsatisfiable,
+            label_selector=selector, min_domains=min_domains, node_affinity_policy=node_affinity_policy,
+            node_taints_policy=node_taints_policy, match_label_keys=list(match_label_keys)))
+        return self
+
+    def owner(self, kind: str, name: str, api_version: str = "apps/v1", controller: bool = True) -> Self:
+        self._pod.metadata.owner_references = [*self._pod.metadata.owner_references, OwnerReference(
+            kind=kind, name=name, api_version=api_version, controller=controller, uid=f"uid-{kind}-{name}")]
+        return self
+
+    def terminating(self) -> Self:
+        self._pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
         return self
 
     def volume(self, name: str, claim: str | None = None, ephemeral: bool = False) -> Self:

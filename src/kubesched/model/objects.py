@@ -135,9 +135,18 @@ class SchedulingGate(msgspec.Struct, gc=False):
 
 
 class TopologySpreadConstraint(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
-    # Only read to tell that the pod has one: PodTopologySpread is not implemented yet.
+    """core/v1 TopologySpreadConstraint. None is "unset" where Go has a pointer: minDomains defaults
+    to 1, nodeAffinityPolicy to Honor and nodeTaintsPolicy to Ignore (PodTopologySpread does it)."""
+
+    max_skew: int = 0
     topology_key: str = ""
     when_unsatisfiable: str = ""
+    # None (absent or null) selects no pod; {} selects every pod (metav1.LabelSelectorAsSelector).
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str | None = None
+    node_taints_policy: str | None = None
+    match_label_keys: list[str] = []
 
 
 class PersistentVolumeClaimVolumeSource(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):

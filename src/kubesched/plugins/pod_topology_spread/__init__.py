@@ -1,0 +1,10 @@
+"""PodTopologySpread: spread pods over topology domains (kube-scheduler's podtopologyspread).
+
+Not registered in the in-tree registry yet; `new(args, handle, selectors=...)` is its factory and
+`parse_args` its args parser."""
+
+from kubesched.plugins.pod_topology_spread.args import parse_args
+from kubesched.plugins.pod_topology_spread.common import InMemorySelectors, NoSelectors, SelectorLister
+from kubesched.plugins.pod_topology_spread.plugin import NAME, PodTopologySpread, new
+
+__all__ = ["NAME", "InMemorySelectors", "NoSelectors", "PodTopologySpread", "SelectorLister", "new", "parse_args"]

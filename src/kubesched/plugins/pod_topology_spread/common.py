@@ -1,0 +1,168 @@
+"""What filtering and scoring share (kube-scheduler podtopologyspread/common.go): a pod's constraints
+with their selectors parsed, the default constraints, which nodes a constraint counts, and the
+count of matching pods on a node.
+
+The default constraints select pods with the selectors of the pod's Services and owning
+ReplicationController / ReplicaSet / StatefulSet (helper.DefaultSelector). The plugin reads those
+through a SelectorLister port, so it stays free of informers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.objects import LabelSelector, Pod
+from kubesched.model.objects import TopologySpreadConstraint as SpreadSpec
+from kubesched.plugins.node_selector import RequiredNodeAffinity
+from kubesched.plugins.pod_topology_spread import selector as sel
+from kubesched.plugins.tolerations import first_untolerated
+
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+IGNORE = "Ignore"
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_ZONE = "topology.kubernetes.io/zone"
+
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    SpreadSpec(topology_key=LABEL_HOSTNAME, when_unsatisfiable=SCHEDULE_ANYWAY, max_skew=3),
+    SpreadSpec(topology_key=LABEL_ZONE, when_unsatisfiable=SCHEDULE_ANYWAY, max_skew=5),
+)
+
+
+# --- the selector port ------------------------------------------------------------------------------
+
+class SelectorLister(Protocol):
+    """The selectors of the Services that select the pod (their spec.selector as matchLabels) and of
+    its controller if that is a v1 ReplicationController or an apps/v1 ReplicaSet / StatefulSet.
+    The plugin ANDs them into one selector, as helper.DefaultSelector merges them."""
+
+    def selectors_for(self, pod: Pod) -> Sequence[LabelSelector]: ...
+
+
+class NoSelectors:
+    """No Services nor controllers known: default constraints never apply."""
+
+    def selectors_for(self, pod: Pod) -> Sequence[LabelSelector]:
+        return ()
+
+
+_CONTROLLER_KINDS = {("v1", "ReplicationController"), ("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")}
+
+
+@dataclass
+class InMemorySelectors:
+    """helper.DefaultSelector over objects held in memory (tests; a model for the informer-backed one).
+
+    services: (namespace, spec.selector) — None selects no pod, as a nil Service selector does.
+    controllers: (namespace, kind, name) -> the controller's selector (an RC's map as matchLabels).
+    """
+
+    services: Sequence[tuple[str, Mapping[str, str] | None]] = ()
+    controllers: Mapping[tuple[str, str, str], LabelSelector] = field(default_factory=dict)
+
+    def selectors_for(self, pod: Pod) -> Sequence[LabelSelector]:
+        meta = pod.metadata
+        out: list[LabelSelector] = []
+        for namespace, selector in self.services:
+            if namespace != meta.namespace or selector is None:
+                continue
+            if all(meta.labels.get(k) == v for k, v in selector.items()):
+                out.append(LabelSelector(match_labels=dict(selector)))
+        owner = next((o for o in meta.owner_references if o.controller), None)
+        if owner is None or (owner.api_version, owner.kind) not in _CONTROLLER_KINDS:
+            return out
+        found = self.controllers.get((meta.namespace, owner.kind, owner.name))
+        if found is not None:
+            out.append(found)
+        return out
+
+
+def default_selector(lister: SelectorLister, pod: Pod) -> sel.Selector:
+    merged = sel.EVERYTHING
+    for s in lister.selectors_for(pod):
+        parsed = sel.parse_lenient(s)
+        if parsed is not None and not parsed.nothing:
+            merged = merged.and_(parsed)
+    return merged
+
+
+# --- constraints -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """kube-scheduler's internal topologySpreadConstraint: the selector parsed, the pointers defaulted."""
+
+    max_skew: int
+    topology_key: str
+    selector: sel.Selector
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+
+
+def filter_constraints(specs: Iterable[SpreadSpec], pod_labels: Mapping[str, str], action: str) -> list[Constraint]:
+    """filterTopologySpreadConstraints: the constraints with this whenUnsatisfiable, matchLabelKeys
+    merged into their selectors. Raises SelectorError for a selector that does not parse."""
+    out: list[Constraint] = []
+    for c in specs:
+        if c.when_unsatisfiable != action:
+            continue
+        selector = sel.parse(c.label_selector)
+        if c.match_label_keys:
+            pairs = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
+            selector = selector.with_labels(pairs)
+        out.append(Constraint(
+            max_skew=c.max_skew, topology_key=c.topology_key, selector=selector,
+            min_domains=1 if c.min_domains is None else c.min_domains,
+            node_affinity_policy=c.node_affinity_policy or HONOR,
+            node_taints_policy=c.node_taints_policy or IGNORE))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Inclusion:
+    """What a constraint's node inclusion policies test on a node, computed once per pod."""
+
+    affinity: RequiredNodeAffinity
+    pod: PodInfo
+
+    def affinity_ok(self, node: NodeInfo) -> bool:
+        return self.affinity.matches(node.labels, node.name)
+
+    def taints_ok(self, node: NodeInfo) -> bool:
+        return first_untolerated(node.no_schedule_taints, self.pod.tolerations) is None
+
+    def matches(self, c: Constraint, node: NodeInfo) -> bool:
+        """matchNodeInclusionPolicies."""
+        if c.node_affinity_policy == HONOR and not self.affinity_ok(node):
+            return False
+        return not (c.node_taints_policy == HONOR and not self.taints_ok(node))
+
+
+def node_has_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
+    """nodeLabelsMatchSpreadConstraints."""
+    return all(c.topology_key in labels for c in constraints)
+
+
+def count_matching(node: NodeInfo, selector: sel.Selector, namespace: str) -> int:
+    """countPodsMatchSelector: pods of the namespace, not terminating, that the selector matches;
+    the select-everything selector counts none."""
+    if selector.empty():
+        return 0
+    n = 0
+    for pi in node.pods.values():
+        meta = pi.pod.metadata
+        if meta.deletion_timestamp is not None or meta.namespace != namespace:
+            continue
+        if selector.matches(meta.labels):
+            n += 1
+    return n
+
+
+def labels_match_any(constraints: Sequence[Constraint], labels: Mapping[str, str]) -> bool:
+    """podLabelsMatchSpreadConstraints."""
+    return any(c.selector.matches(labels) for c in constraints)

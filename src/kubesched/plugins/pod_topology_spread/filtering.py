@@ -1,0 +1,203 @@
+"""PodTopologySpread's hard constraints (kube-scheduler podtopologyspread/filtering.go).
+
+PreFilter counts, per constraint and topology value, the existing pods its selector matches on the
+nodes the constraint counts (those with every constraint's topology key that pass its node inclusion
+policies) and keeps the two smallest counts (the critical paths). Filter is then, per node,
+O(constraints): `matchNum + selfMatchNum - minMatchNum > maxSkew` rejects it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kubesched.framework.interface import Bools, Rows
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.objects import Pod
+from kubesched.plugins.node_affinity import required_node_affinity
+from kubesched.plugins.pod_topology_spread.common import (
+    HONOR,
+    Constraint,
+    Inclusion,
+    count_matching,
+    node_has_keys,
+)
+from kubesched.plugins.pod_topology_spread.selector import Selector
+from kubesched.plugins.tolerations import first_untolerated
+
+NAME = "PodTopologySpread"
+PRE_FILTER_KEY = "PreFilter" + NAME
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+CONSTRAINTS_NOT_MATCH = Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+NODE_LABEL_NOT_MATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
+MAX_INT32 = 2**31 - 1
+
+
+class CriticalPaths:
+    """The two topology values with the fewest matching pods, [0] always the minimum (criticalPaths).
+    After AddPod/RemovePod [1] is not guaranteed to be the second minimum, as in kube-scheduler."""
+
+    __slots__ = ("nums", "values")
+
+    def __init__(self) -> None:
+        self.values = ["", ""]
+        self.nums = [MAX_INT32, MAX_INT32]
+
+    def update(self, value: str, num: int) -> None:
+        values, nums = self.values, self.nums
+        i = 0 if value == values[0] else 1 if value == values[1] else -1
+        if i >= 0:
+            nums[i] = num
+            if nums[0] > nums[1]:
+                values.reverse()
+                nums.reverse()
+        elif num < nums[0]:
+            values[1], nums[1] = values[0], nums[0]
+            values[0], nums[0] = value, num
+        elif num < nums[1]:
+            values[1], nums[1] = value, num
+
+    def pairs(self) -> list[tuple[str, int]]:
+        return list(zip(self.values, self.nums, strict=True))
+
+    def clone(self) -> CriticalPaths:
+        c = CriticalPaths()
+        c.values = list(self.values)
+        c.nums = list(self.nums)
+        return c
+
+
+@dataclass
+class PreFilterState:
+    constraints: Sequence[Constraint]
+    critical_paths: list[CriticalPaths]
+    # Per constraint: topology value -> matching pods. Its keys are the constraint's domains.
+    tp_value_to_match_num: list[dict[str, int]]
+
+    def min_match_num(self, i: int, min_domains: int) -> int:
+        """The global minimum; 0 while there are fewer domains than minDomains."""
+        if len(self.tp_value_to_match_num[i]) < min_domains:
+            return 0
+        return self.critical_paths[i].nums[0]
+
+    def clone(self) -> PreFilterState:
+        """A copy AddPod/RemovePod may change (preemption works on one per node); constraints shared."""
+        return PreFilterState(self.constraints, [p.clone() for p in self.critical_paths],
+                              [dict(m) for m in self.tp_value_to_match_num])
+
+
+def counted_rows(snapshot: Snapshot, pod: PodInfo, constraints: Sequence[Constraint]) -> list[Bools]:
+    """Per constraint, over every snapshot row: the nodes it counts pods on — those with all the
+    constraints' topology keys that pass its node inclusion policies."""
+    n = snapshot.n
+    has_keys = np.ones(n, dtype=np.bool_)
+    for c in constraints:
+        col = snapshot.label_codes.get(c.topology_key)
+        if col is None:
+            return [np.zeros(n, dtype=np.bool_) for _ in constraints]
+        np.logical_and(has_keys, col >= 0, out=has_keys)
+    affinity: Bools | None = None
+    taints: Bools | None = None
+    out: list[Bools] = []
+    for c in constraints:
+        mask = has_keys
+        if c.node_affinity_policy == HONOR:
+            if affinity is None:
+                affinity = required_node_affinity(pod).mask(snapshot, snapshot.all_rows)
+            mask = np.logical_and(mask, affinity)
+        if c.node_taints_policy == HONOR:
+            if taints is None:
+                ok = [first_untolerated(t, pod.tolerations) is None for t in snapshot.no_schedule.taints]
+                taints = np.array(ok, dtype=np.bool_)[snapshot.no_schedule_group]
+            mask = np.logical_and(mask, taints)
+        out.append(mask)
+    return out
+
+
+def compute_state(snapshot: Snapshot, pod: PodInfo, constraints: Sequence[Constraint]) -> PreFilterState:
+    """calPreFilterState."""
+    namespace = pod.pod.metadata.namespace
+    masks = counted_rows(snapshot, pod, constraints)
+    tp: list[dict[str, int]] = [{} for _ in constraints]
+    node_infos = snapshot.node_infos
+    keys = [c.topology_key for c in constraints]
+    any_counted = np.logical_or.reduce(masks) if masks else np.zeros(snapshot.n, dtype=np.bool_)
+    per_constraint = [m.tolist() for m in masks]
+    for row in np.flatnonzero(any_counted).tolist():
+        ni = node_infos[row]
+        labels = ni.labels
+        counts: dict[Selector, int] = {}
+        for i, c in enumerate(constraints):
+            if not per_constraint[i][row]:
+                continue
+            cnt = counts.get(c.selector)
+            if cnt is None:
+                cnt = counts[c.selector] = count_matching(ni, c.selector, namespace) if ni.pods else 0
+            m = tp[i]
+            value = labels[keys[i]]
+            m[value] = m.get(value, 0) + cnt
+    paths = []
+    for m in tp:
+        p = CriticalPaths()
+        for value, num in m.items():
+            p.update(value, num)
+        paths.append(p)
+    return PreFilterState(constraints, paths, tp)
+
+
+def filter_node(s: PreFilterState, pod: PodInfo, node: NodeInfo) -> Status | None:
+    labels = node.labels
+    pod_labels = pod.pod.metadata.labels
+    for i, c in enumerate(s.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return NODE_LABEL_NOT_MATCH
+        self_match = 1 if c.selector.matches(pod_labels) else 0
+        skew = s.tp_value_to_match_num[i].get(value, 0) + self_match - s.min_match_num(i, c.min_domains)
+        if skew > c.max_skew:
+            return CONSTRAINTS_NOT_MATCH
+    return None
+
+
+def filter_mask(s: PreFilterState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
+    ok = np.ones(len(rows), dtype=np.bool_)
+    pod_labels = pod.pod.metadata.labels
+    for i, c in enumerate(s.constraints):
+        key = c.topology_key
+        col = snapshot.label_codes.get(key)
+        if col is None:
+            return np.zeros(len(rows), dtype=np.bool_)
+        codes = snapshot.take(col, rows)
+        # The last entry answers code -1 (no label), which fails anyway.
+        lut = np.zeros(len(snapshot.label_values[key]) + 1, dtype=np.int64)
+        for value, num in s.tp_value_to_match_num[i].items():
+            code = snapshot.label_code(key, value)
+            if code >= 0:
+                lut[code] = num
+        allowed = c.max_skew + s.min_match_num(i, c.min_domains) - (1 if c.selector.matches(pod_labels) else 0)
+        np.logical_and(ok, codes >= 0, out=ok)
+        np.logical_and(ok, lut[codes] <= allowed, out=ok)
+    return None if ok.all() else ok
+
+
+def update_with_pod(s: PreFilterState, updated: Pod, preemptor: PodInfo, node: NodeInfo | None,
+                    delta: int) -> None:
+    """updateWithPod: AddPod (+1) / RemovePod (-1) of `updated` on `node`."""
+    if updated.metadata.namespace != preemptor.pod.metadata.namespace or node is None:
+        return
+    if not node_has_keys(node.labels, s.constraints):
+        return
+    inclusion = Inclusion(required_node_affinity(preemptor), preemptor)
+    labels = updated.metadata.labels
+    for i, c in enumerate(s.constraints):
+        if not c.selector.matches(labels) or not inclusion.matches(c, node):
+            continue
+        value = node.labels[c.topology_key]
+        m = s.tp_value_to_match_num[i]
+        m[value] = m.get(value, 0) + delta
+        s.critical_paths[i].update(value, m[value])

@@ -1,0 +1,195 @@
+"""PodTopologySpread (kube-scheduler podtopologyspread/plugin.go): PreFilter, Filter (with AddPod /
+RemovePod for preemption), PreScore, Score, NormalizeScore, and the events that can make a pod it
+rejected schedulable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.field_errors import FieldError
+from kubesched.framework.handle import Handle
+from kubesched.framework.interface import Bools, PreFilterResult, Rows, Scores
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import SKIP, Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.objects import TopologySpreadConstraint as SpreadSpec
+from kubesched.plugins.pod_topology_spread import filtering, scoring
+from kubesched.plugins.pod_topology_spread.args import LIST_DEFAULTING, parse_args
+from kubesched.plugins.pod_topology_spread.common import (
+    DO_NOT_SCHEDULE,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    Constraint,
+    NoSelectors,
+    SelectorLister,
+    default_selector,
+    filter_constraints,
+)
+from kubesched.plugins.pod_topology_spread.filtering import PRE_FILTER_KEY, PreFilterState
+from kubesched.plugins.pod_topology_spread.scoring import PRE_SCORE_KEY, PreScoreState
+from kubesched.plugins.pod_topology_spread.selector import SelectorError
+
+NAME = "PodTopologySpread"
+
+
+def _state_error(key: str) -> Status:
+    return Status(Code.ERROR, f'reading "{key}" from cycleState: not found')
+
+
+class PodTopologySpread:
+    name = NAME
+
+    _EVENTS = (
+        ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+        ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL),
+        ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
+                     | ActionType.UPDATE_NODE_TAINT),
+    )
+
+    def __init__(self, default_constraints: Sequence[SpreadSpec] = SYSTEM_DEFAULT_CONSTRAINTS,
+                 system_defaulted: bool = True, selectors: SelectorLister | None = None) -> None:
+        self.default_constraints = tuple(default_constraints)
+        self.system_defaulted = system_defaulted
+        self.selectors: SelectorLister = selectors if selectors is not None else NoSelectors()
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return self._EVENTS
+
+    # --- constraints ------------------------------------------------------------------------------
+
+    def _default_constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
+        """buildDefaultConstraints."""
+        constraints = filter_constraints(self.default_constraints, pod.pod.metadata.labels, action)
+        if not constraints:
+            return []
+        selector = default_selector(self.selectors, pod.pod)
+        if selector.empty():
+            return []
+        return [Constraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,
+                           c.node_taints_policy) for c in constraints]
+
+    def constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
+        """The pod's constraints with this whenUnsatisfiable, or the defaults when it has none.
+        Raises SelectorError, worded as kube-scheduler's error."""
+        specs = pod.pod.spec.topology_spread_constraints
+        hard = action == DO_NOT_SCHEDULE
+        kind = "hard" if hard else "soft"
+        try:
+            if specs:
+                return filter_constraints(specs, pod.pod.metadata.labels, action)
+            return self._default_constraints(pod, action)
+        except SelectorError as err:
+            what = (f"obtaining pod's {kind} topology spread constraints" if specs
+                    else f"setting default {kind} topology spread constraints")
+            raise SelectorError(f"{what}: {err}") from None
+
+    # --- PreFilter / Filter -----------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: PodInfo,
+                   snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
+        try:
+            constraints = self.constraints(pod, DO_NOT_SCHEDULE)
+        except SelectorError as err:
+            return None, Status(Code.ERROR, f"get constraints from pod: {err}")
+        if not constraints:
+            return None, SKIP
+        state.write(PRE_FILTER_KEY, filtering.compute_state(snapshot, pod, constraints))
+        return None, None
+
+    def _pre_filter_state(self, state: CycleState) -> PreFilterState | None:
+        found = state.get(PRE_FILTER_KEY)
+        return found if isinstance(found, PreFilterState) else None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        s = self._pre_filter_state(state)
+        if s is None:
+            return _state_error(PRE_FILTER_KEY)
+        return filtering.filter_node(s, pod, node)
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
+        s = self._pre_filter_state(state)
+        if s is None:
+            return None  # the scalar path reports the missing state
+        return filtering.filter_mask(s, pod, snapshot, rows)
+
+    def filter_statuses(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> list[Status]:
+        out = []
+        for r in rows.tolist():
+            s = self.filter(state, pod, snapshot.node_infos[r])
+            out.append(s if s is not None else filtering.CONSTRAINTS_NOT_MATCH)
+        return out
+
+    # PreFilterExtensions, for preemption: the state as if pod_to_add / pod_to_remove were (not) there.
+
+    def add_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo,
+                node_info: NodeInfo) -> Status | None:
+        s = self._pre_filter_state(state)
+        if s is None:
+            return _state_error(PRE_FILTER_KEY)
+        filtering.update_with_pod(s, pod_to_add.pod, pod_to_schedule, node_info, 1)
+        return None
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo,
+                   node_info: NodeInfo) -> Status | None:
+        s = self._pre_filter_state(state)
+        if s is None:
+            return _state_error(PRE_FILTER_KEY)
+        filtering.update_with_pod(s, pod_to_remove.pod, pod_to_schedule, node_info, -1)
+        return None
+
+    # --- PreScore / Score -------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Status | None:
+        if snapshot.n == 0:
+            return SKIP
+        try:
+            constraints = self.constraints(pod, SCHEDULE_ANYWAY)
+        except SelectorError as err:
+            return Status(Code.ERROR, f"calculating preScoreState: {err}")
+        if not constraints:
+            return SKIP
+        # Nodes must have every topology key unless the constraints are the system defaults, so
+        # nodes without a zone label still get hostname spreading.
+        require_all = bool(pod.pod.spec.topology_spread_constraints) or not self.system_defaulted
+        state.write(PRE_SCORE_KEY, scoring.compute_state(snapshot, rows, pod, constraints, require_all))
+        return None
+
+    def _pre_score_state(self, state: CycleState) -> PreScoreState:
+        found = state.get(PRE_SCORE_KEY)
+        if not isinstance(found, PreScoreState):
+            raise KeyError(f'reading "{PRE_SCORE_KEY}" from cycleState: not found')
+        return found
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo, snapshot: Snapshot) -> int:
+        return scoring.score_node(self._pre_score_state(state), pod, node)
+
+    def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Scores:
+        return scoring.score_rows(self._pre_score_state(state), pod, snapshot, rows)
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: Scores) -> Scores:
+        return scoring.normalize(self._pre_score_state(state), scores)
+
+
+class ArgsError(ValueError):
+    def __init__(self, errors: Sequence[FieldError]) -> None:
+        self.errors = tuple(errors)
+        super().__init__("PodTopologySpread args: " + "; ".join(str(x) for x in errors))
+
+
+def new(args: Mapping[str, Any], handle: Handle | None = None, *,
+        selectors: SelectorLister | None = None) -> PodTopologySpread:
+    """The factory: args as parse_args returns them (or raw: they are parsed again, idempotently);
+    `selectors` is the Service / controller selector port the default constraints need."""
+    errs: list[FieldError] = []
+    parsed = parse_args(args, "", errs)
+    if errs:
+        raise ArgsError(errs)
+    if parsed["defaultingType"] == LIST_DEFAULTING:
+        defaults = tuple(msgspec.convert(c, SpreadSpec) for c in parsed["defaultConstraints"])
+        return PodTopologySpread(defaults, system_defaulted=False, selectors=selectors)
+    return PodTopologySpread(SYSTEM_DEFAULT_CONSTRAINTS, system_defaulted=True, selectors=selectors)
