@@ -1,9 +1,11 @@
 """A compact notation for PodTopologySpread's table tests (ported from kube-scheduler's
 podtopologyspread *_test.go): nodes and pods as short strings.
 
-    N("node-a zone=zone1 node=node-a")      node with labels ("foo" alone is foo="")
+    N("node-a zone=zone1 node=node-a")      node with labels ("foo" alone is foo="", host= is
+                                            kubernetes.io/hostname)
     P("p-a1@node-a foo")                    pod p-a1 bound to node-a, labels foo=""
     P("ns1/p-a1@node-a foo")                in namespace ns1
+    P("p-a1@node-a foo !")                  terminating
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from kubesched.plugins.pod_topology_spread import PodTopologySpread
 from tests.builders import NodeBuilder, PodBuilder, label_selector, make_node, make_pod
 from tests.unit.scheduling_helpers import snapshot_with
 
+HOST = "kubernetes.io/hostname"
 FOO = label_selector("foo")
 BAR = label_selector("bar")
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", value="", effect="NoSchedule")
@@ -23,7 +26,7 @@ def _labels(parts: list[str]) -> dict[str, str]:
     out = {}
     for part in parts:
         k, _, v = part.partition("=")
-        out[k] = v
+        out[HOST if k == "host" else k] = v
     return out
 
 
@@ -46,6 +49,9 @@ def P(spec: str) -> PodBuilder:
     b = make_pod(name, namespace)
     if node:
         b.node(node)
+    if "!" in rest:  # terminating
+        rest.remove("!")
+        b.terminating()
     for k, v in _labels(rest).items():
         b.label(k, v)
     return b
