@@ -1,0 +1,163 @@
+"""PodTopologySpread's PreFilter state and its AddPod / RemovePod (preemption), ported from
+kube-scheduler's TestPreFilterStateAddPod / TestPreFilterStateRemovePod / TestPreFilterState; the
+args parser's validation (validation_pluginargs.go); the model's decoding of the constraint."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from kubesched.framework import CycleState, PodInfo, Snapshot
+from kubesched.framework.field_errors import FieldError
+from kubesched.model.decode import TolerantDecoder
+from kubesched.model.objects import Pod
+from kubesched.plugins.pod_topology_spread import InMemorySelectors, PodTopologySpread, new, parse_args
+from kubesched.plugins.pod_topology_spread.filtering import PRE_FILTER_KEY, PreFilterState
+from tests.builders import PodBuilder
+from tests.unit.pts_helpers import FOO, FOUR_NODES, P, nodes_of, pods_of, pre_filtered
+
+TWO = ("node-a zone=zone1 node=node-a", "node-b zone=zone1 node=node-b")
+
+
+def _state(pod: PodBuilder, nodes: tuple[str, ...],
+           pods: str) -> tuple[PodTopologySpread, PodInfo, tuple[CycleState, Snapshot], PreFilterState]:
+    plugin = new({"defaultingType": "List"})
+    state, info, snapshot = pre_filtered(plugin, pod, nodes_of(nodes), pods_of(pods))
+    s = state.read(PRE_FILTER_KEY)
+    assert isinstance(s, PreFilterState)
+    return plugin, info, (state, snapshot), s
+
+
+NODE_C = P("p foo").spread(1, "node", selector=FOO)
+ZONE_NODE = P("p foo").spread(1, "zone", selector=FOO).spread(1, "node", selector=FOO)
+
+
+@pytest.mark.parametrize(("pod", "nodes", "pods", "added", "delta", "paths", "counts"), [
+    pytest.param(NODE_C, TWO, "", "p-a1@node-a foo", 1, [[("node-b", 0), ("node-a", 1)]],
+                 [{"node-a": 1, "node-b": 0}], id="node a and b both impact current min match"),
+    pytest.param(NODE_C, TWO, "p-b1@node-b foo", "p-a1@node-a foo", 1, [[("node-a", 1), ("node-b", 1)]],
+                 [{"node-a": 1, "node-b": 1}], id="only node a impacts current min match"),
+    pytest.param(NODE_C, TWO, "p-b1@node-b foo", "ns1/p-a1@node-a foo", 1, [[("node-a", 0), ("node-b", 1)]],
+                 [{"node-a": 0, "node-b": 1}],
+                 id="add a pod in a different namespace doesn't change topologyKeyToMinPodsMap"),
+    pytest.param(NODE_C, TWO, "p-b1@node-b foo", "p-b2@node-b foo", 1, [[("node-a", 0), ("node-b", 2)]],
+                 [{"node-a": 0, "node-b": 2}], id="add pod on non-critical node won't trigger re-calculation"),
+    pytest.param(ZONE_NODE, FOUR_NODES, "p-a1@node-a foo, p-b1@node-b foo, p-x1@node-x foo", "p-x2@node-x foo", 1,
+                 [[("zone1", 2), ("zone2", 2)], [("node-y", 0), ("node-a", 1)]],
+                 [{"zone1": 2, "zone2": 2}, {"node-a": 1, "node-b": 1, "node-x": 2, "node-y": 0}],
+                 id="node x impacts topologyKeyToMinPodsMap on zone"),
+    pytest.param(NODE_C, TWO, "p-a1@node-a foo, p-a2@node-a foo, p-b1@node-b foo", "p-a1@node-a foo", -1,
+                 [[("node-b", 1), ("node-a", 1)]], [{"node-a": 1, "node-b": 1}],
+                 id="one spreadConstraint on node, topologyKeyToMinPodsMap changed"),
+    pytest.param(NODE_C, TWO, "p-a1@node-a foo, p-b1@node-b foo", "p-a9@node-a bar", -1,
+                 [[("node-a", 1), ("node-b", 1)]], [{"node-a": 1, "node-b": 1}],
+                 id="delete an irrelevant pod won't help"),
+])
+def test_add_remove_pod(pod: PodBuilder, nodes: tuple[str, ...], pods: str, added: str, delta: int,
+                        paths: list[list[tuple[str, int]]], counts: list[dict[str, int]]) -> None:
+    plugin, info, (state, snapshot), s = _state(pod, nodes, pods)
+    before = s.clone()
+    other = P(added)
+    node_info = snapshot.get(other.obj().spec.node_name)
+    assert node_info is not None
+    method = plugin.add_pod if delta > 0 else plugin.remove_pod
+    assert method(state, info, PodInfo(other.obj()), node_info) is None
+    assert s.tp_value_to_match_num == counts
+    assert [sorted(p.pairs()) for p in s.critical_paths] == [sorted(x) for x in paths]
+    assert [p.nums[0] for p in s.critical_paths] == [min(x[1] for x in ps) for ps in paths]
+    assert before.tp_value_to_match_num is not s.tp_value_to_match_num  # clone() copied the counts
+
+
+@pytest.mark.parametrize(("pod", "pods", "counts", "mins"), [
+    pytest.param(P("p foo").spread(5, "zone", selector=FOO), "", [{"zone1": 0, "zone2": 0}], [0],
+                 id="clean cluster with one spreadConstraint"),
+    pytest.param(P("p foo").spread(1, "zone", selector=FOO),
+                 "p-a1@node-a foo, p-a2@node-a foo, p-b1@node-b foo, p-y1@node-y foo, p-y2@node-y foo",
+                 [{"zone1": 3, "zone2": 2}], [2], id="normal case with one spreadConstraint"),
+    pytest.param(P("p foo").spread(1, "zone", selector=None), "p-a1@node-a foo, p-y1@node-y foo",
+                 [{"zone1": 0, "zone2": 0}], [0], id="normal case with null label selector"),
+    pytest.param(P("p foo").spread(1, "zone", selector=FOO), "ns1/p-a1@node-a foo, p-y1@node-y foo",
+                 [{"zone1": 0, "zone2": 1}], [0], id="namespace mismatch doesn't count"),
+    pytest.param(P("p foo").spread(1, "zone", selector=FOO).spread(1, "node", selector=FOO)
+                 .spread(1, "zone", "ScheduleAnyway", FOO), "p-a1@node-a foo, p-x1@node-x foo, p-x2@node-x foo",
+                 [{"zone1": 1, "zone2": 2}, {"node-a": 1, "node-b": 0, "node-x": 2, "node-y": 0}], [1, 0],
+                 id="soft spreadConstraints should be bypassed"),
+])
+def test_pre_filter_state(pod: PodBuilder, pods: str, counts: list[dict[str, int]], mins: list[int]) -> None:
+    _, _, _, s = _state(pod, FOUR_NODES, pods)
+    assert s.tp_value_to_match_num == counts
+    assert [p.nums[0] for p in s.critical_paths] == mins
+
+
+def test_default_constraints_and_a_service() -> None:
+    """TestPreFilterState "default constraints and a service": the service's selector is used."""
+    plugin = new({"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 3, "topologyKey": "node", "whenUnsatisfiable": "DoNotSchedule"},
+        {"maxSkew": 2, "topologyKey": "rack", "whenUnsatisfiable": "DoNotSchedule"},
+        {"maxSkew": 5, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}]},
+        selectors=InMemorySelectors(services=[("default", {"foo": "bar"})]))
+    state, _, _ = pre_filtered(plugin, P("p foo=bar"), nodes_of(FOUR_NODES), [])
+    s = state.read(PRE_FILTER_KEY)
+    assert [(c.topology_key, c.max_skew) for c in s.constraints] == [("node", 3), ("rack", 2)]
+    assert s.constraints[0].selector.matches({"foo": "bar"})
+    assert not s.constraints[0].selector.matches({"foo": "baz"})
+
+
+def test_controller_selectors() -> None:
+    from kubesched.model.objects import LabelSelector
+    rs = LabelSelector(match_labels={"app": "a"})
+    lister = InMemorySelectors(controllers={("default", "ReplicaSet", "rs"): rs})
+    assert lister.selectors_for(P("p app=a").owner("ReplicaSet", "rs").obj()) == [rs]
+    assert lister.selectors_for(P("p app=a").owner("ReplicaSet", "rs", api_version="v1").obj()) == []
+
+
+def _errors(raw: dict[str, object]) -> list[str]:
+    errs: list[FieldError] = []
+    parse_args(raw, "args", errs)
+    return [str(e) for e in errs]
+
+
+@pytest.mark.parametrize(("raw", "want"), [
+    pytest.param({}, [], id="defaults"),
+    pytest.param({"defaultingType": "List"}, [], id="list-empty"),
+    pytest.param({"defaultingType": "Foo"},
+                 ['args.defaultingType: Unsupported value: "Foo": supported values: "System", "List"'], id="bad-type"),
+    pytest.param({"defaultConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]},
+                 ['args.defaultingType: Invalid value: "System": when .defaultConstraints are not empty'],
+                 id="system-with-constraints"),
+    pytest.param({"defaultingType": "List", "defaultConstraints": [{"maxSkew": 0, "topologyKey": "",
+                                                                    "whenUnsatisfiable": "Foo"}]},
+                 ["args.defaultConstraints[0].maxSkew: Invalid value: 0: not in valid range (0, inf)",
+                  "args.defaultConstraints[0].topologyKey: Required value: can not be empty",
+                  'args.defaultConstraints[0].whenUnsatisfiable: Unsupported value: "Foo": supported values: '
+                  '"DoNotSchedule", "ScheduleAnyway"'], id="bad-fields"),
+    pytest.param({"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}},
+        {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]},
+                 ["args.defaultConstraints[0].labelSelector: Forbidden: constraint must not define a selector, "
+                  "as they deduced for each pod",
+                  'args.defaultConstraints[1]: Duplicate value: "{zone, DoNotSchedule}"'], id="selector-and-dup"),
+])
+def test_args(raw: dict[str, object], want: list[str]) -> None:
+    assert _errors(raw) == want
+
+
+def test_args_parse_idempotent() -> None:
+    raw = {"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2}]}
+    once = parse_args(raw, "", [])
+    assert parse_args(once, "", []) == once
+
+
+@pytest.mark.parametrize("constraint", [
+    pytest.param(b'{"topologyKey": "zone"}', id="absent"),
+    pytest.param(b'{"topologyKey": "zone", "labelSelector": null, "minDomains": null, "matchLabelKeys": null,'
+                 b' "nodeAffinityPolicy": null, "nodeTaintsPolicy": null}', id="null"),
+    pytest.param(b'{"topologyKey": "zone", "labelSelector": {}, "matchLabelKeys": []}', id="empty"),
+])
+def test_constraint_decodes(constraint: bytes) -> None:
+    raw = b'{"metadata": {"name": "p"}, "spec": {"topologySpreadConstraints": [' + constraint + b"]}}"
+    pod = TolerantDecoder(Pod).decode(raw)
+    c = pod.spec.topology_spread_constraints[0]
+    assert (c.topology_key, c.min_domains, c.node_affinity_policy, c.match_label_keys) == ("zone", None, None, [])
+    assert msgspec.json.decode(msgspec.json.encode(pod), type=Pod) == pod
