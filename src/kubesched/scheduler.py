@@ -14,7 +14,7 @@ import gc
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,7 @@ from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
 from kubesched.framework.profile import Profile, ProfileError, build_profile
-from kubesched.framework.registry import PluginFactory, merge
+from kubesched.framework.registry import PluginSpec
 from kubesched.framework.runtime import (
     run_bind,
     run_permit,
@@ -87,14 +87,14 @@ class Stats:
 
 class Scheduler:
     def __init__(self, client: ApiClient, config: SchedulerConfig, *, rng: random.Random | None = None,
-                 max_binds_in_flight: int = 64, out_of_tree: Mapping[str, PluginFactory] | None = None,
+                 max_binds_in_flight: int = 64, out_of_tree: Iterable[PluginSpec] = (),
                  failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.config = config
         self.jobs: Informer[Job] = job_informer(client, Handlers(self._job_changed, self._job_updated,
                                                                  self._job_deleted))
         # The pool plugin reads Jobs from this scheduler's informer, never from the API per pod.
-        registry = merge(in_tree_registry(jobs=InformerJobs(self.jobs)), out_of_tree or {})
+        registry = in_tree_registry(jobs=InformerJobs(self.jobs)).merged(out_of_tree)
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
         self.handle = Handle(snapshot=lambda: self.cache.snapshot(), clock=clock, bind_pod=self._bind_pod)
