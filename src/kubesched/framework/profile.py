@@ -146,12 +146,16 @@ def build_profile(config: ProfileConfig, registry: Mapping[str, PluginSpec | Plu
 
 
 def _new(profile: str, spec: PluginSpec, args: Mapping[str, Any], handle: Handle, *, check_name: bool) -> object:
-    """A plugin's factory refusing its args (ValueError, TypeError) is a configuration error, told
-    as one; anything else it raises is a bug in the plugin and keeps its traceback."""
+    """A plugin's factory refusing its args (ValueError, TypeError, or a KeyError: args["x"] with no x)
+    is a configuration error, told as one; anything else it raises is a bug in the plugin and keeps its
+    traceback."""
     try:
         pl = spec.new(args, handle)
     except (ValueError, TypeError) as exc:
         raise ProfileError(f"profile {profile!r}: plugin {spec.name} rejected its args: {exc}") from exc
+    except KeyError as exc:
+        raise ProfileError(f"profile {profile!r}: plugin {spec.name} rejected its args: "
+                           f"no {exc} in {dict(args)}") from exc
     # Statuses, batch methods and queueing events are keyed by the instance's name.
     if check_name and getattr(pl, "name", None) != spec.name:
         raise ProfileError(f"profile {profile!r}: plugin {spec.name} is registered under that name, but its "
