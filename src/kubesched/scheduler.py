@@ -14,7 +14,7 @@ import gc
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -33,6 +33,7 @@ from kubesched.api import (
     pod_informer,
 )
 from kubesched.api.errors import ApiConnectionError, ApiError
+from kubesched.api.informer import REPLICA_SETS, REPLICATION_CONTROLLERS, SERVICES, STATEFUL_SETS
 from kubesched.api.pod_status import patch_pod_status
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
@@ -44,7 +45,17 @@ from kubesched.framework.registry import PluginSpec
 from kubesched.framework.status import Code, Status
 from kubesched.handlers import ClusterEventHandlers
 from kubesched.metrics import Metrics
-from kubesched.model.objects import Job, Node, Pod
+from kubesched.model.objects import (
+    Job,
+    LabelSelector,
+    Node,
+    Pod,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
+from kubesched.owner_selectors import OwnerSelectors
 from kubesched.plugins.pool_ownership import InformerJobs
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
@@ -74,8 +85,18 @@ class Scheduler:
         # The informers' handlers come once the queue exists: the queue needs the profiles, whose
         # plugins read the informers.
         self.jobs: Informer[Job] = job_informer(client, Handlers())
+        # PodTopologySpread's default constraints select the pods of a pod's Services and controller.
+        # kube-scheduler requeues no pod on their changes, so their informers only fill stores.
+        self.services: Informer[Service] = Informer(client, SERVICES, Service, Handlers())
+        self.replication_controllers: Informer[ReplicationController] = Informer(
+            client, REPLICATION_CONTROLLERS, ReplicationController, Handlers())
+        self.replica_sets: Informer[ReplicaSet] = Informer(client, REPLICA_SETS, ReplicaSet, Handlers())
+        self.stateful_sets: Informer[StatefulSet] = Informer(client, STATEFUL_SETS, StatefulSet, Handlers())
+        self.owner_selectors = InformerSelectors(OwnerSelectors(
+            self.services, self.replication_controllers, self.replica_sets, self.stateful_sets))
         # The pool plugin reads Jobs from this scheduler's informer, never from the API per pod.
-        registry = in_tree_registry(jobs=InformerJobs(self.jobs)).merged(out_of_tree)
+        registry = in_tree_registry(jobs=InformerJobs(self.jobs),
+                                    selectors=self.owner_selectors).merged(out_of_tree)
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
         self.pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)
@@ -104,7 +125,9 @@ class Scheduler:
         self.binds = self.cycles.binds
         self.stats = self.cycles.stats
         self.schedule_one = self.cycles.schedule_one
-        self._informers: tuple[Informer[Any], ...] = (self.nodes, self.jobs, self.pods)
+        self._informers: tuple[Informer[Any], ...] = (
+            self.nodes, self.jobs, self.services, self.replication_controllers, self.replica_sets,
+            self.stateful_sets, self.pods)
         self._background = TaskSet()
         self._stopping = asyncio.Event()
         self._failed_event = asyncio.Event()
@@ -259,6 +282,20 @@ class Scheduler:
             return Status(Code.ERROR, ApiError.from_response(resp.status, resp.body).message)
         self.events.eventf(pod, "Normal", "Preempted", "Preempting", message, None)
         return None
+
+
+class InformerSelectors:
+    """PodTopologySpread's SelectorLister over the informers' stores: helper.DefaultSelector's one
+    merged selector, or none when nothing owns the pod (then no default constraint applies)."""
+
+    def __init__(self, owners: OwnerSelectors) -> None:
+        self.owners = owners
+
+    def selectors_for(self, pod: Pod) -> Sequence[LabelSelector]:
+        selector = self.owners.selector_for(pod)
+        if not selector.match_labels and not selector.match_expressions:
+            return []
+        return [selector]
 
 
 def _one_queue_sort(profiles: Mapping[str, Profile]) -> QueueSortPlugin | None:

@@ -50,3 +50,15 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     assert proc.stop() == 0
     for name in ("fits", "too-big"):
         plane.delete(f"/api/v1/namespaces/{ns}/pods/{name}?gracePeriodSeconds=0")
+    # PodTopologySpread's owner informers: kubesched synced them before binding "fits"; the rights
+    # come from system:kube-scheduler.
+    for group, resource in (("", "services"), ("", "replicationcontrollers"), ("apps", "replicasets"),
+                            ("apps", "statefulsets")):
+        for verb in ("list", "watch"):
+            review = plane.create("/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+                "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                "spec": {"user": "system:serviceaccount:kube-system:kubesched",
+                         "groups": ["system:serviceaccounts", "system:serviceaccounts:kube-system",
+                                    "system:authenticated"],
+                         "resourceAttributes": {"group": group, "resource": resource, "verb": verb}}})
+            assert review["status"].get("allowed") is True, (resource, verb, review["status"])

@@ -1,6 +1,7 @@
-"""On the real plane: pods that need InterPodAffinity, PodTopologySpread or VolumeBinding stay Pending
-under kubesched, with PodScheduled=False and a FailedScheduling event naming each field, while a
-plain pod next to them is bound. Uses the session kubesched; adds no nodes, and deletes its namespace."""
+"""On the real plane: pods that need InterPodAffinity or VolumeBinding stay Pending under kubesched,
+with PodScheduled=False and a FailedScheduling event naming each field, while a plain pod next to them
+is bound, and so is a pod with topologySpreadConstraints (PodTopologySpread evaluates them). Uses the
+session kubesched; adds no nodes, and deletes its namespace."""
 
 from __future__ import annotations
 
@@ -37,10 +38,6 @@ PODS: dict[str, tuple[dict[str, Any], str]] = {
     "anti-affinity": ({"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
                           {"weight": 100, "podAffinityTerm": _TERM}]}}},
                       "spec.affinity.podAntiAffinity"),
-    "spread": ({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": _HOSTNAME,
-                                               "whenUnsatisfiable": "DoNotSchedule",
-                                               "labelSelector": {"matchLabels": {"app": "web"}}}]},
-               "spec.topologySpreadConstraints"),
     "pvc": ({"volumes": [{"name": "tmp", "emptyDir": {}},
                          {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
             "spec.volumes[1].persistentVolumeClaim"),
@@ -50,6 +47,11 @@ PODS: dict[str, tuple[dict[str, Any], str]] = {
                  "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
                 "spec.affinity.podAntiAffinity and spec.volumes[0].persistentVolumeClaim"),
 }
+
+
+# Evaluated now: no longer rejected.
+SPREAD = {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": _HOSTNAME, "whenUnsatisfiable": "DoNotSchedule",
+                                         "labelSelector": {"matchLabels": {"app": "web"}}}]}
 
 
 def _manifest(name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -67,6 +69,7 @@ def created(plane: Kube, kubesched: KubeschedProcess) -> Any:
     for name, (spec, _) in PODS.items():
         create_pod(plane, NS, _manifest(name, spec))
     create_pod(plane, NS, _manifest("plain", {}))
+    create_pod(plane, NS, _manifest("spread", SPREAD))
     try:
         yield plane
     finally:
@@ -77,6 +80,11 @@ def created(plane: Kube, kubesched: KubeschedProcess) -> Any:
 
 def test_plain_pod_is_bound(created: Kube) -> None:
     assert wait_bound(created, NS, "plain", timeout=30)
+
+
+def test_topology_spread_pod_is_bound(created: Kube) -> None:
+    assert wait_bound(created, NS, "spread", timeout=30)
+    assert latest_event(created, NS, "spread", "FailedScheduling") is None
 
 
 @pytest.mark.parametrize("name", list(PODS))
@@ -92,9 +100,9 @@ def test_pod_stays_pending_naming_the_field(created: Kube, name: str) -> None:
 
 
 def test_rejected_pod_is_not_retried_in_a_loop(created: Kube) -> None:
-    wait_event(created, NS, "spread", "FailedScheduling", timeout=30)
+    wait_event(created, NS, "pvc", "FailedScheduling", timeout=30)
     time.sleep(5)  # backoff is 1-10 s: a pod requeued on every event would have failed again by now
-    ev = latest_event(created, NS, "spread", "FailedScheduling")
+    ev = latest_event(created, NS, "pvc", "FailedScheduling")
     assert ev is not None
     assert (ev.get("series") or {}).get("count", 1) <= 2, ev
-    assert not get_pod(created, NS, "spread")["spec"].get("nodeName")
+    assert not get_pod(created, NS, "pvc")["spec"].get("nodeName")

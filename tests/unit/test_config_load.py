@@ -26,11 +26,11 @@ from kubesched.plugins.registry import in_tree_registry
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 REPO = Path(__file__).resolve().parents[2]
 
-DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
                  ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
 # kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
 DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
-                  "NodeResourcesFit"]
+                  "NodeResourcesFit", "PodTopologySpread"]
 
 
 def names(profile: ProfileConfig, point: str) -> list[str]:
@@ -38,7 +38,7 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
 
 
 # UnsupportedPodFields stands where kube-scheduler's VolumeRestrictions comes next.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER, "UnsupportedPodFields"]
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-1], "UnsupportedPodFields", "PodTopologySpread"]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,
@@ -72,7 +72,7 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert names(p, "queueSort") == ["PrioritySort"]
     assert names(p, "preFilter") == DEFAULT_PREFILTER
     assert names(p, "filter") == DEFAULT_FILTER
-    assert names(p, "preScore") == ["TaintToleration", "NodeAffinity", "NodeResourcesFit",
+    assert names(p, "preScore") == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
                                     "NodeResourcesBalancedAllocation"]
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
@@ -85,8 +85,9 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.plugin_args["CronJobPool"] == DEFAULT_POOL_ARGS
     # args only for the plugins the profile runs
     assert p.plugin_args["UnsupportedPodFields"] == {"ignoredFields": []}
+    assert p.plugin_args["PodTopologySpread"] == {"defaultConstraints": [], "defaultingType": "System"}
     assert set(p.plugin_args) == {"CronJobPool", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-                                  "UnsupportedPodFields"}
+                                  "PodTopologySpread", "UnsupportedPodFields"}
     assert p.percentage_of_nodes_to_score is None
     assert config.percentage_of_nodes_to_score == 0
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)
@@ -123,9 +124,9 @@ def test_json_file(tmp_path: Path) -> None:
 
 MERGE_CASES = [
     pytest.param("score:\n  enabled:\n    - name: ImageLocality\n      weight: 7",
-                 "score", [("ImageLocality", 7), *DEFAULT_SCORE[:4]], id="score-weight-override-moves-first"),
+                 "score", [("ImageLocality", 7), *DEFAULT_SCORE[:-1]], id="score-weight-override-moves-first"),
     pytest.param("multiPoint:\n  enabled:\n    - name: ImageLocality\n      weight: 7",
-                 "score", [*DEFAULT_SCORE[:4], ("ImageLocality", 7)], id="multipoint-weight-override-in-place"),
+                 "score", [*DEFAULT_SCORE[:-1], ("ImageLocality", 7)], id="multipoint-weight-override-in-place"),
     pytest.param("multiPoint:\n  enabled:\n    - name: TaintToleration",
                  "score", [("TaintToleration", 1), *DEFAULT_SCORE[1:]], id="renamed-without-weight-is-1"),
     pytest.param("score:\n  enabled:\n    - name: TaintToleration\n      weight: 0",
@@ -216,6 +217,17 @@ ARGS_CASES = [
                      {"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["batch"]}],
                       "matchFields": []}]}}},
                  id="node-affinity-added"),
+    pytest.param("PodTopologySpread", "{}", {"defaultConstraints": [], "defaultingType": "System"},
+                 id="spread-system-defaulting"),
+    pytest.param("PodTopologySpread", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: PodTopologySpreadArgs\n"
+                 "defaultingType: List\ndefaultConstraints:\n"
+                 "  - {maxSkew: 2, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule,\n"
+                 "     minDomains: 2, nodeAffinityPolicy: Ignore}",
+                 {"defaultingType": "List",
+                  "defaultConstraints": [{"maxSkew": 2, "topologyKey": "kubernetes.io/hostname",
+                                          "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2,
+                                          "nodeAffinityPolicy": "Ignore"}]},
+                 id="spread-list-defaulting"),
     pytest.param("TaintToleration", "anything: 1", {"anything": 1}, id="no-parser-passes-args-through"),
 ]
 
@@ -242,8 +254,11 @@ UNIMPLEMENTED_CASES = [
                   "application/json)"], id="protobuf"),
     pytest.param("clientConnection:\n  acceptContentTypes: application/json\n",
                  ["clientConnection.acceptContentTypes"], id="accept-content-types"),
-    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: PodTopologySpread\n",
-                 ["profiles[0].plugins.multiPoint.enabled[0] (PodTopologySpread)"], id="enabled-unimplemented"),
+    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: VolumeBinding\n",
+                 ["profiles[0].plugins.multiPoint.enabled[0] (VolumeBinding)"], id="enabled-unimplemented"),
+    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: PodTopologySpread\n"
+                 "    pluginConfig:\n      - name: PodTopologySpread\n        args:\n          defaultingType: List\n",
+                 [], id="pod-topology-spread-is-implemented"),
     pytest.param("profiles:\n  - plugins:\n      postFilter:\n        enabled:\n          - name: DefaultPreemption\n",
                  ["profiles[0].plugins.postFilter.enabled[0] (DefaultPreemption)"], id="preemption"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: InterPodAffinity\n        args:\n"
@@ -365,7 +380,14 @@ def test_realistic_kube_scheduler_config_loads_unchanged(tmp_path: Path) -> None
     assert weights(first) == [("NodeResourcesBalancedAllocation", 5), ("TaintToleration", 3), ("NodeAffinity", 2),
                               ("NodeResourcesFit", 1)]
     assert first.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "LeastAllocated"
-    assert weights(second) == [*DEFAULT_SCORE[:3], ("ImageLocality", 1)]
+    # PodTopologySpread disabled at score only: it still filters
+    assert "PodTopologySpread" in names(first, "filter")
+    assert weights(second) == [*DEFAULT_SCORE[:4], ("ImageLocality", 1)]
+    assert second.plugin_args["PodTopologySpread"] == {
+        "defaultingType": "List",
+        "defaultConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                "whenUnsatisfiable": "ScheduleAnyway"}]}
+    assert first.plugin_args["PodTopologySpread"] == {"defaultConstraints": [], "defaultingType": "System"}
     assert "NodeResourcesBalancedAllocation" not in names(second, "preScore")
     assert second.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
     assert second.percentage_of_nodes_to_score == 100
@@ -373,7 +395,6 @@ def test_realistic_kube_scheduler_config_loads_unchanged(tmp_path: Path) -> None
     assert config.client_connection.kubeconfig == "/etc/kubernetes/scheduler.conf"
     assert (config.client_connection.qps, config.client_connection.burst) == (100.0, 200)
     assert config.unimplemented == (
-        "profiles[1].pluginConfig[1] (PodTopologySpread)",
         "leaderElection.resourceName",
         "leaderElection.resourceNamespace",
     )

@@ -17,6 +17,11 @@ def profile(body: str) -> str:
     return HEAD + "profiles:\n  - schedulerName: s\n" + lines
 
 
+def spread_args(args: str) -> str:
+    lines = "".join(f"          {line}\n" for line in args.strip("\n").splitlines())
+    return profile("pluginConfig:\n  - name: PodTopologySpread\n    args:\n") + lines
+
+
 def fit_args(strategy: str) -> str:
     lines = "".join(f"          {line}\n" for line in strategy.strip("\n").splitlines())
     return profile("pluginConfig:\n  - name: NodeResourcesFit\n    args:\n") + lines
@@ -88,8 +93,9 @@ CASES = [
     pytest.param(profile("plugins:\n  score:\n    enabled:\n      - name: Foo"),
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
                  '"CronJobPool", "DefaultBinder", "ImageLocality", "NodeAffinity", "NodeName", "NodePorts", '
-                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "PrioritySort", '
-                 '"SchedulingGates", "TaintToleration", "UnsupportedPodFields" (kube-scheduler\'s DefaultPreemption',
+                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "PodTopologySpread", '
+                 '"PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields" (kube-scheduler\'s '
+                 'DefaultPreemption',
                  id="unknown-plugin"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - weight: 1"),
                  "profiles[0].plugins.filter.enabled[0].name: Required value", id="plugin-without-name"),
@@ -186,6 +192,38 @@ CASES = [
     pytest.param(fit_args("ignoredResources: ['-bad']"),
                  'args.ignoredResources[0]: Invalid value: "-bad": name part must consist of alphanumeric',
                  id="ignored-resource-name"),
+    # PodTopologySpreadArgs, as kube-scheduler's ValidatePodTopologySpreadArgs words them.
+    pytest.param(spread_args("defaultingType: Foo"),
+                 'profiles[0].pluginConfig[0].args.defaultingType: Unsupported value: "Foo": supported values: '
+                 '"System", "List"', id="spread-defaulting-type"),
+    pytest.param(spread_args("defaultConstraints:\n  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: "
+                             "DoNotSchedule}"),
+                 'profiles[0].pluginConfig[0].args.defaultingType: Invalid value: "System": when '
+                 ".defaultConstraints are not empty", id="spread-system-with-constraints"),
+    pytest.param(spread_args("defaultingType: List\ndefaultConstraints:\n  - {maxSkew: 0, topologyKey: zone, "
+                             "whenUnsatisfiable: DoNotSchedule}"),
+                 "profiles[0].pluginConfig[0].args.defaultConstraints[0].maxSkew: Invalid value: 0: not in valid "
+                 "range (0, inf)", id="spread-max-skew"),
+    pytest.param(spread_args("defaultingType: List\ndefaultConstraints:\n  - {maxSkew: 1, topologyKey: '', "
+                             "whenUnsatisfiable: DoNotSchedule}"),
+                 "profiles[0].pluginConfig[0].args.defaultConstraints[0].topologyKey: Required value: can not be "
+                 "empty", id="spread-topology-key"),
+    pytest.param(spread_args("defaultingType: List\ndefaultConstraints:\n  - {maxSkew: 1, topologyKey: zone, "
+                             "whenUnsatisfiable: Maybe}"),
+                 'profiles[0].pluginConfig[0].args.defaultConstraints[0].whenUnsatisfiable: Unsupported value: '
+                 '"Maybe": supported values: "DoNotSchedule", "ScheduleAnyway"', id="spread-when-unsatisfiable"),
+    pytest.param(spread_args("defaultingType: List\ndefaultConstraints:\n  - {maxSkew: 1, topologyKey: zone, "
+                             "whenUnsatisfiable: DoNotSchedule, labelSelector: {}}"),
+                 "profiles[0].pluginConfig[0].args.defaultConstraints[0].labelSelector: Forbidden: constraint "
+                 "must not define a selector, as they deduced for each pod", id="spread-selector-forbidden"),
+    pytest.param(spread_args("defaultingType: List\ndefaultConstraints:\n"
+                             "  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n"
+                             "  - {maxSkew: 2, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}"),
+                 'profiles[0].pluginConfig[0].args.defaultConstraints[1]: Duplicate value: "{zone, DoNotSchedule}"',
+                 id="spread-duplicate-constraint"),
+    pytest.param(spread_args("defaultingType: List\nextra: 1"),
+                 "profiles[0].pluginConfig[0].args.extra: Unknown field: valid fields here are: "
+                 "defaultConstraints, defaultingType", id="spread-unknown-field"),
     pytest.param(profile("pluginConfig:\n  - name: NodeResourcesBalancedAllocation\n    args:\n      resources:\n"
                          "        - {name: cpu, weight: 2}"),
                  "args.resources[0].weight: Invalid value: 2: must be 1", id="balanced-weight"),

@@ -49,10 +49,10 @@ def run(plugin: UnsupportedPodFields, pod: PodBuilder) -> tuple[Code, tuple[str,
                  "pod uses spec.affinity.podAntiAffinity" + NOT_YET, id="pod-anti-affinity"),
     pytest.param(make_pod("p").pod_affinity(anti=True, preferred=True, app="web"),
                  "pod uses spec.affinity.podAntiAffinity" + NOT_YET, id="preferred-pod-anti-affinity"),
-    pytest.param(make_pod("p").spread(), "pod uses spec.topologySpreadConstraints" + NOT_YET,
-                 id="topology-spread"),
-    pytest.param(make_pod("p").spread(when_unsatisfiable="ScheduleAnyway"),
-                 "pod uses spec.topologySpreadConstraints" + NOT_YET, id="topology-spread-schedule-anyway"),
+    # PodTopologySpread evaluates these now.
+    pytest.param(make_pod("p").spread(), None, id="topology-spread-passes"),
+    pytest.param(make_pod("p").spread(when_unsatisfiable="ScheduleAnyway"), None,
+                 id="topology-spread-schedule-anyway-passes"),
     pytest.param(make_pod("p").volume("cache").volume("data", claim="data-0"),
                  "pod uses spec.volumes[1].persistentVolumeClaim" + NOT_YET, id="pvc"),
     pytest.param(make_pod("p").volume("scratch", ephemeral=True),
@@ -62,8 +62,8 @@ def run(plugin: UnsupportedPodFields, pod: PodBuilder) -> tuple[Code, tuple[str,
                  + NOT_YET, id="two-pvcs"),
     pytest.param(make_pod("p").volume("data", claim="d").spread().pod_affinity(anti=True, app="x")
                  .pod_affinity(app="y"),
-                 "pod uses spec.affinity.podAffinity, spec.affinity.podAntiAffinity, "
-                 "spec.topologySpreadConstraints and spec.volumes[0].persistentVolumeClaim" + NOT_YET,
+                 "pod uses spec.affinity.podAffinity, spec.affinity.podAntiAffinity "
+                 "and spec.volumes[0].persistentVolumeClaim" + NOT_YET,
                  id="all-in-spec-order"),
 ])
 def test_reject(pod: PodBuilder, want: str | None) -> None:
@@ -78,8 +78,7 @@ _ALL = make_pod("p").pod_affinity(app="y").pod_affinity(anti=True, app="x").spre
     pytest.param({"podAntiAffinity"}, make_pod("p").pod_affinity(app="x"),
                  "pod uses spec.affinity.podAffinity" + NOT_YET, id="other-field-still-rejected"),
     pytest.param({"podAffinity", "persistentVolumeClaim"}, _ALL,
-                 "pod uses spec.affinity.podAntiAffinity and spec.topologySpreadConstraints" + NOT_YET,
-                 id="only-the-rest-named"),
+                 "pod uses spec.affinity.podAntiAffinity" + NOT_YET, id="only-the-rest-named"),
     pytest.param(set(UNSUPPORTED_POD_FIELDS), _ALL, None, id="all-ignored"),
     pytest.param({"persistentVolumeClaim"}, make_pod("p").volume("s", ephemeral=True),
                  "pod uses spec.volumes[0].ephemeral" + NOT_YET, id="ephemeral-is-its-own-field"),
@@ -90,8 +89,8 @@ def test_ignore(ignored: set[str], pod: PodBuilder, want: str | None) -> None:
 
 
 def test_ignored_pod_is_warned_about_once(caplog: pytest.LogCaptureFixture) -> None:
-    plugin = unsupported_fields.new({"ignoredFields": ["topologySpreadConstraints"]})
-    pod = make_pod("spread").spread()
+    plugin = unsupported_fields.new({"ignoredFields": ["podAntiAffinity"]})
+    pod = make_pod("spread").pod_affinity(anti=True, app="x")
     with caplog.at_level(logging.WARNING, logger=unsupported_fields.__name__):
         for _ in range(3):
             assert run(plugin, pod) is None
@@ -99,7 +98,7 @@ def test_ignored_pod_is_warned_about_once(caplog: pytest.LogCaptureFixture) -> N
     records = [r for r in caplog.records if r.name == unsupported_fields.__name__]
     assert len(records) == 1
     assert records[0].__dict__["pod"] == "default/spread"
-    assert records[0].__dict__["fields"] == "spec.topologySpreadConstraints"
+    assert records[0].__dict__["fields"] == "spec.affinity.podAntiAffinity"
 
 
 def test_only_its_own_update_requeues_the_pod() -> None:
@@ -125,12 +124,13 @@ def test_default_profile_runs_it_at_pre_filter() -> None:
 
 def test_users_kube_scheduler_config_keeps_it() -> None:
     # A kube-scheduler file that names the plugins kubesched lacks: they are warned about as
-    # unimplemented, and the pods that need them are still rejected, not misplaced.
+    # unimplemented (PodTopologySpread is implemented), and the pods that need them are still
+    # rejected, not misplaced.
     config = loads("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
                    "profiles:\n  - schedulerName: default-scheduler\n    plugins:\n      multiPoint:\n"
                    "        enabled:\n          - name: InterPodAffinity\n          - name: PodTopologySpread\n")
     assert NAME in [ref.name for ref in config.profiles[0].plugins["preFilter"]]
-    assert len(config.unimplemented) == 2
+    assert config.unimplemented == ("profiles[0].plugins.multiPoint.enabled[0] (InterPodAffinity)",)
 
 
 def _cycle(pod: PodBuilder, **args: dict[str, Any]) -> ScheduleResult | FitError:
@@ -178,8 +178,11 @@ def test_args(args: str, want: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("args", "want"), [
     pytest.param("          ignoredFields: [podAffinity, podAffinities]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[1]: Unsupported value: "podAffinities": '
-                 'supported values: "podAffinity", "podAntiAffinity", "topologySpreadConstraints", '
-                 '"persistentVolumeClaim", "ephemeral"', id="unknown-field"),
+                 'supported values: "podAffinity", "podAntiAffinity", "persistentVolumeClaim", '
+                 '"ephemeral"', id="unknown-field"),
+    pytest.param("          ignoredFields: [topologySpreadConstraints]\n",
+                 'profiles[0].pluginConfig[0].args.ignoredFields[0]: Unsupported value: '
+                 '"topologySpreadConstraints"', id="spread-is-no-longer-a-field"),
     pytest.param("          ignoredFields: [ephemeral, ephemeral]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[1]: Duplicate value: "ephemeral"', id="duplicate"),
     pytest.param("          ignoredFields: [3]\n", "profiles[0].pluginConfig[0].args.ignoredFields[0]",
@@ -208,7 +211,7 @@ def test_bad_args_name_the_field(args: str, want: str) -> None:
                  ["spec.volumes[0].ephemeral"], id="ephemeral"),
     pytest.param({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
                                                  "whenUnsatisfiable": "DoNotSchedule", "labelSelector": None}]},
-                 ["spec.topologySpreadConstraints"], id="spread"),
+                 [], id="spread-is-evaluated"),
     pytest.param({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": None}}}, [],
                  id="null-terms"),
 ])

@@ -21,6 +21,7 @@ from kubesched.plugins import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    pod_topology_spread,
     pool_config,
     priority_sort,
     resource_args,
@@ -28,12 +29,16 @@ from kubesched.plugins import (
     taint_toleration,
     unsupported_fields,
 )
+from kubesched.plugins.pod_topology_spread import SelectorLister
 from kubesched.plugins.pool_ownership import JobLookup
 
 
-def in_tree_registry(jobs: JobLookup | None = None) -> Registry:
+def in_tree_registry(jobs: JobLookup | None = None, selectors: SelectorLister | None = None) -> Registry:
     """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
-    informer); without it every owner Job counts as gone."""
+    informer); without it every owner Job counts as gone. PodTopologySpread's default constraints
+    read the selectors of a pod's Services and controller from `selectors` (the scheduler's
+    Service / ReplicationController / ReplicaSet / StatefulSet informers); without it no default
+    constraint ever applies."""
     return Registry([
         PluginSpec(priority_sort.NAME, priority_sort.new),
         PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
@@ -46,6 +51,8 @@ def in_tree_registry(jobs: JobLookup | None = None) -> Registry:
                    args_parser=resource_args.parse_node_resources_fit),
         PluginSpec(balanced_allocation.NAME, balanced_allocation.new,
                    args_parser=resource_args.parse_balanced_allocation),
+        PluginSpec(pod_topology_spread.NAME, functools.partial(pod_topology_spread.new, selectors=selectors),
+                   args_parser=pod_topology_spread.parse_args),
         PluginSpec(image_locality.NAME, image_locality.new),
         PluginSpec(default_binder.NAME, default_binder.new),
         PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),

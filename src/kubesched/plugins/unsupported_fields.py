@@ -1,8 +1,9 @@
 """UnsupportedPodFields: a pod that needs a plugin kubesched does not have yet stays Pending.
 
-kubesched has no InterPodAffinity, PodTopologySpread or VolumeBinding yet. Placing a pod that uses
-their fields as if the fields were not there would be a silent wrong decision: a replica next to the
-one it must avoid, a zone overfilled, a pod on a node its volume cannot reach. So this PreFilter
+kubesched has no InterPodAffinity or VolumeBinding yet. Placing a pod that uses their fields as if
+the fields were not there would be a silent wrong decision: a replica next to the one it must
+avoid, a pod on a node its volume cannot reach. (topologySpreadConstraints are evaluated, by
+PodTopologySpread.) So this PreFilter
 rejects such a pod as UnschedulableAndUnresolvable, naming every such field with its path; the pod
 gets PodScheduled=False and a FailedScheduling event saying why.
 
@@ -11,8 +12,8 @@ gets PodScheduled=False and a FailedScheduling event saying why.
         args:
           ignoredFields: [podAntiAffinity]   # placed as if absent, with one warning per pod
 
-A field counts only when it asks for something: `podAffinity: {}` or `topologySpreadConstraints: []`
-constrain nothing, in kube-scheduler too.
+A field counts only when it asks for something: `podAffinity: {}` constrains nothing, in
+kube-scheduler too.
 """
 
 from __future__ import annotations
@@ -36,11 +37,10 @@ NAME = "UnsupportedPodFields"
 
 POD_AFFINITY = "podAffinity"
 POD_ANTI_AFFINITY = "podAntiAffinity"
-TOPOLOGY_SPREAD_CONSTRAINTS = "topologySpreadConstraints"
 PERSISTENT_VOLUME_CLAIM = "persistentVolumeClaim"
 EPHEMERAL = "ephemeral"
 # The names `ignoredFields` accepts: the last step of each path the message names.
-FIELDS = (POD_AFFINITY, POD_ANTI_AFFINITY, TOPOLOGY_SPREAD_CONSTRAINTS, PERSISTENT_VOLUME_CLAIM, EPHEMERAL)
+FIELDS = (POD_AFFINITY, POD_ANTI_AFFINITY, PERSISTENT_VOLUME_CLAIM, EPHEMERAL)
 
 # Pods already warned about in ignore mode; bounded, since a deleted pod never says goodbye here.
 _MAX_WARNED = 10_000
@@ -62,8 +62,6 @@ def unsupported_fields(pod: Pod) -> list[tuple[str, str]]:
             found.append((POD_AFFINITY, "spec.affinity.podAffinity"))
         if _has_terms(affinity.pod_anti_affinity):
             found.append((POD_ANTI_AFFINITY, "spec.affinity.podAntiAffinity"))
-    if spec.topology_spread_constraints:
-        found.append((TOPOLOGY_SPREAD_CONSTRAINTS, "spec.topologySpreadConstraints"))
     for i, volume in enumerate(spec.volumes):
         if volume.persistent_volume_claim is not None:
             found.append((PERSISTENT_VOLUME_CLAIM, f"spec.volumes[{i}].persistentVolumeClaim"))
