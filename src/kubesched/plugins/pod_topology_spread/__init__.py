@@ -1,6 +1,7 @@
 """PodTopologySpread: spread pods over topology domains (kube-scheduler's podtopologyspread).
 
-Not registered in the in-tree registry yet; `new(args, handle, selectors=...)` is its factory and
+Registered in the in-tree registry (kubesched.plugins.registry), which binds `selectors` to the
+scheduler's Service / controller informers; `new(args, handle, selectors=...)` is its factory and
 `parse_args` its args parser."""
 
 from kubesched.plugins.pod_topology_spread.args import parse_args
