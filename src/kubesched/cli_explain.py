@@ -14,6 +14,8 @@ from .explain.model import Explanation
 from .explain.render import render_json, render_table, render_yaml
 from .framework.status import SchedulingError
 from .framework.types import PodInfo
+from .outoftree import PluginLoadError, out_of_tree_plugins
+from .plugins.registry import in_tree_registry
 
 
 @click.command()
@@ -29,8 +31,10 @@ from .framework.types import PodInfo
 @click.option("--context", default=None, help="Kubeconfig context to use (default: its current-context).")
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
 @click.option("--all", "show_all", is_flag=True, help="Table: one row per node instead of groups.")
+@click.option("--plugin", "plugin_flags", multiple=True, metavar="NAME=MODULE:ATTR",
+              help="An out-of-tree plugin, as `kubesched run --plugin` loads it (repeatable).")
 def explain(pod: str, namespace: str, profile_name: str | None, config_path: str | None, kubeconfig: str | None,
-            context: str | None, output: str, show_all: bool) -> None:
+            context: str | None, output: str, show_all: bool, plugin_flags: tuple[str, ...]) -> None:
     """Why POD goes (or would go) where it does: each node's verdict from every filter plugin, the
     scores of the feasible nodes, and the node(s) with the best total or the FailedScheduling
     message. Reads the cluster once and writes nothing; a bound pod is explained as if pending.
@@ -41,8 +45,10 @@ def explain(pod: str, namespace: str, profile_name: str | None, config_path: str
       kubesched explain web-0 -n shop -o json --config my-kube-scheduler.yaml
     """
     try:
-        config = load(config_path)
-    except ConfigError as exc:
+        built_in = in_tree_registry()
+        extra = out_of_tree_plugins(plugin_flags, built_in)
+        config = load(config_path, registry=built_in.merged(extra))
+    except (PluginLoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     try:
         cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
@@ -52,7 +58,7 @@ def explain(pod: str, namespace: str, profile_name: str | None, config_path: str
     async def read() -> Explanation:
         conn = config.client_connection
         async with ApiClient(cluster, qps=conn.qps, burst=conn.burst) as client:
-            view = await read_cluster(client, config, namespace, pod)
+            view = await read_cluster(client, config, namespace, pod, extra)
         profile = choose_profile(view.profiles, view.pod, profile_name)
         return evaluate(profile, view.snapshot, PodInfo(view.pod),
                         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score)

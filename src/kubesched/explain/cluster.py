@@ -16,6 +16,7 @@ from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.handle import Handle
 from kubesched.framework.profile import Profile, build_profile
+from kubesched.framework.registry import PluginSpec
 from kubesched.framework.snapshot import Snapshot
 from kubesched.model.objects import Job, Node, Pod
 from kubesched.plugins.pool_ownership import InformerJobs
@@ -34,7 +35,8 @@ class ClusterView:
     profiles: dict[str, Profile]
 
 
-async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: str, name: str) -> ClusterView:
+async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: str, name: str,
+                       out_of_tree: Iterable[PluginSpec] = ()) -> ClusterView:
     pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)
     nodes: Informer[Node] = node_informer(client, Handlers())
     jobs: Informer[Job] = job_informer(client, Handlers())
@@ -45,7 +47,7 @@ async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: st
         raise ExplainError(await _why_missing(client, namespace, name))
     cache, pending = pending_view(nodes.list(), pods.list(), pod)
     handle = Handle(snapshot=cache.snapshot, clock=time.monotonic, pods=pods, nodes=nodes, jobs=jobs)
-    return ClusterView(pending, cache.snapshot(), build_profiles(config, jobs, handle))
+    return ClusterView(pending, cache.snapshot(), build_profiles(config, jobs, handle, out_of_tree))
 
 
 def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[Cache, Pod]:
@@ -61,9 +63,11 @@ def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[
     return cache, msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
 
 
-def build_profiles(config: SchedulerConfig, jobs: Informer[Job], handle: Handle) -> dict[str, Profile]:
-    """The profiles `kubesched run` builds: the same registry, the pool plugin on the Job informer."""
-    registry = in_tree_registry(jobs=InformerJobs(jobs))
+def build_profiles(config: SchedulerConfig, jobs: Informer[Job], handle: Handle,
+                   out_of_tree: Iterable[PluginSpec] = ()) -> dict[str, Profile]:
+    """The profiles `kubesched run` builds: the same registry (out-of-tree plugins included), the
+    pool plugin on the Job informer."""
+    registry = in_tree_registry(jobs=InformerJobs(jobs)).merged(out_of_tree)
     return {p.scheduler_name: build_profile(p, registry, handle) for p in config.profiles}
 
 
