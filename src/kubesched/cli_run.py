@@ -6,12 +6,14 @@ import asyncio
 import contextlib
 import logging
 import signal
+from typing import Any
 
 import click
 import uvloop
 
 from . import logs, metrics
 from .api import ApiClient, ClusterConfig, KubeconfigError, load_config
+from .cli_leader import apply_flags, elector_for, leader_election_options
 from .config import ConfigError, load
 from .config.types import SchedulerConfig
 from .scheduler import DEFAULT_FAILURE_LIMIT, Scheduler, SchedulerFailed
@@ -52,9 +54,10 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
               show_default=True, metavar="SECONDS",
               help="Exit non-zero (and fail /livez) when credentials or an informer have failed with errors "
                    "that waiting will not mend (exec plugin, token file, 4xx) for this long.")
+@leader_election_options
 def run(kubeconfig: str | None, context: str | None, config_path: str | None, scheduler_name: str | None,
         log_format: str, log_level: str, serve_address: str, event_loop: str, binds_in_flight: int,
-        failure_limit: float) -> None:
+        failure_limit: float, **leader_flags: Any) -> None:
     """Watch pods that name this scheduler in spec.schedulerName, choose a node for each by
     kube-scheduler's rules, and bind it.
 
@@ -67,6 +70,7 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
     logs.setup(log_format, log_level)
     try:
         config = load(config_path, scheduler_name_override=scheduler_name)
+        config = apply_flags(config, config_path, leader_flags)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     if config.unimplemented:
@@ -103,7 +107,8 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
     conn = config.client_connection
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
                          max_connections=binds_in_flight + 8) as client:
-        scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit)
+        scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit,
+                              elector=elector_for(client, config.leader_election))
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
 

@@ -59,10 +59,16 @@ def plane() -> Iterator[Kube]:
 
 
 class KubeschedProcess:
-    """`kubesched run` as a real subprocess against a plane, its log kept in a file for assertions."""
+    """`kubesched run` as a real subprocess against a plane, its log kept in a file for assertions.
 
-    def __init__(self, plane: Kube, args: list[str], log_path: Path) -> None:
+    Leader election is off unless the test passes a --leader-elect flag: the many kubesched a session
+    runs side by side, each under its own scheduler name, must not contend for one lease. `ready` is the
+    log line to wait for (every replica, standby or not, logs "caches synced")."""
+
+    def __init__(self, plane: Kube, args: list[str], log_path: Path, ready: str = "caches synced") -> None:
         self.plane = plane
+        if not any(a.startswith("--leader-elect") for a in args):
+            args = ["--leader-elect=false", *args]
         self.args = args
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
@@ -70,11 +76,11 @@ class KubeschedProcess:
             [sys.executable, "-m", "kubesched", "run", f"--kubeconfig={plane.kubeconfig}", "--log-format=json",
              *args], stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
-        while "caches synced" not in self.log():
+        while ready not in self.log():
             if self.proc.poll() is not None:
                 raise RuntimeError(f"kubesched {' '.join(args)} exited with {self.proc.returncode}:\n{self.log()}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"kubesched {' '.join(args)} did not sync within 60 s:\n{self.log()}")
+                raise RuntimeError(f"kubesched {' '.join(args)} did not log {ready!r} within 60 s:\n{self.log()}")
             time.sleep(0.1)
 
     def log(self) -> str:
@@ -99,9 +105,9 @@ def start_kubesched(plane: Kube, tmp_path_factory: pytest.TempPathFactory) -> It
     started: list[KubeschedProcess] = []
     counter = iter(range(10**6))
 
-    def start(*args: str, on: Kube | None = None) -> KubeschedProcess:
+    def start(*args: str, on: Kube | None = None, ready: str = "caches synced") -> KubeschedProcess:
         log_path = tmp_path_factory.mktemp("kubesched") / f"kubesched-{next(counter)}.log"
-        proc = KubeschedProcess(on or plane, list(args), log_path)
+        proc = KubeschedProcess(on or plane, list(args), log_path, ready)
         started.append(proc)
         return proc
 
