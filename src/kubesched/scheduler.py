@@ -33,6 +33,7 @@ from kubesched.api import (
     pod_informer,
 )
 from kubesched.api.errors import ApiConnectionError, ApiError
+from kubesched.api.leaderelection import LeaderElector
 from kubesched.api.pod_status import patch_pod_status
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
@@ -59,6 +60,9 @@ POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 # scheduler gives up and exits non-zero (its restart re-reads the kubeconfig and service account).
 DEFAULT_FAILURE_LIMIT = 60.0
 
+# The `name` label of leader_election_master_status, as kube-scheduler labels its own "kube-scheduler".
+LEADER_METRIC_NAME = "kubesched"
+
 
 class SchedulerFailed(Exception):
     """The scheduler stopped because it cannot do its work; the message says why."""
@@ -67,7 +71,8 @@ class SchedulerFailed(Exception):
 class Scheduler:
     def __init__(self, client: ApiClient, config: SchedulerConfig, *, rng: random.Random | None = None,
                  max_binds_in_flight: int = 64, out_of_tree: Iterable[PluginSpec] = (),
-                 failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic) -> None:
+                 failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic,
+                 elector: LeaderElector | None = None) -> None:
         self.client = client
         self.config = config
         self.cache = Cache()
@@ -112,6 +117,11 @@ class Scheduler:
         self.failure_limit = failure_limit
         self._clock = clock
         self.ready = asyncio.Event()
+        # With an elector, only the leader schedules; standbys keep their informers synced meanwhile.
+        self.elector = elector
+        self._campaign_task: asyncio.Task[Any] | None = None
+        if elector is not None:
+            elector.add_observer(self.metrics.leader_status(LEADER_METRIC_NAME))
 
     # --- running ------------------------------------------------------------------------------------
 
@@ -125,6 +135,8 @@ class Scheduler:
         self._background.spawn(self._watch_health(), name="health")
         started = time.monotonic()
         synced = asyncio.ensure_future(asyncio.gather(*(i.wait_synced() for i in self._informers)))
+        # Stopped before the sync, the gather ends cancelled: fetch that, or asyncio logs it as lost.
+        synced.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             if not await self._until(synced):
                 return await self._give_up()
@@ -139,9 +151,27 @@ class Scheduler:
         gc.collect()
         gc.freeze()
         self.ready.set()
+        if self.elector is not None and not await self._win_election(self.elector):
+            return await self._give_up()
         self._spawn_critical(self._schedule_loop(), name="scheduling-loop")
         await self._until(None)
         await self._give_up()
+
+    async def _win_election(self, elector: LeaderElector) -> bool:
+        """Campaign until leader (True), or until stopped or failed (False)."""
+        log.info("waiting to become leader", extra={"lease": elector.describe(), "identity": elector.identity})
+        self._campaign_task = self._spawn_critical(self._campaign(elector), name="leader-election")
+        won = asyncio.ensure_future(elector.leading.wait())
+        try:
+            return await self._until(won)
+        finally:
+            won.cancel()
+
+    async def _campaign(self, elector: LeaderElector) -> None:
+        await elector.run()
+        # run() returns only once the lease is lost: stop scheduling now and exit non-zero, as
+        # kube-scheduler does, so a restart rejoins as a standby with fresh caches.
+        self._fail("leader election lost")
 
     async def _until(self, step: asyncio.Future[Any] | None) -> bool:
         """Wait for `step` (or forever) unless stop() is called or the scheduler fails first;
@@ -164,7 +194,7 @@ class Scheduler:
             await self.stop()
             raise SchedulerFailed(self.failure)
 
-    def _spawn_critical(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+    def _spawn_critical(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """A task the scheduler cannot work without: if it ends before stop(), the scheduler fails."""
         def ended(task: asyncio.Task[Any]) -> None:
             if self._stopping.is_set():
@@ -172,7 +202,9 @@ class Scheduler:
             why = "was cancelled" if task.cancelled() else (
                 f"failed: {type(exc).__name__}: {exc}" if (exc := task.exception()) else "ended")
             self._fail(f"task {name} {why}")
-        self._background.spawn(coro, name=name).add_done_callback(ended)
+        task = self._background.spawn(coro, name=name)
+        task.add_done_callback(ended)
+        return task
 
     def _fail(self, reason: str) -> None:
         if self.failure is None:
@@ -204,15 +236,29 @@ class Scheduler:
             await asyncio.sleep(1.0)
 
     async def stop(self, grace: float = 10.0) -> None:
-        """Stop scheduling; let in-flight binds, events and conditions finish."""
+        """Stop scheduling; let in-flight binds, then events and conditions finish, all within `grace`
+        seconds (an unreachable apiserver must not hold a SIGTERM up for longer); hand the lease over
+        once no bind of this leader can still land."""
         self._stopping.set()
         self.queue.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
         await self.binds.wait(grace)
+        await self._step_down(deadline - loop.time())
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.events.flush(), grace)
+            await asyncio.wait_for(self.events.flush(), max(deadline - loop.time(), 0.0))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.conditions.flush(), grace)
+            await asyncio.wait_for(self.conditions.flush(), max(deadline - loop.time(), 0.0))
         await self._background.cancel()
+
+    async def _step_down(self, time_left: float) -> None:
+        if self.elector is None:
+            return
+        if self._campaign_task is not None:
+            # no renewal may race the release
+            self._campaign_task.cancel()
+            await asyncio.wait([self._campaign_task])
+        await self.elector.release(request_timeout=min(max(time_left, 1.0), 5.0))
 
     async def _schedule_loop(self) -> None:
         while not self._stopping.is_set():

@@ -235,8 +235,7 @@ UNIMPLEMENTED_CASES = [
                  ["enableProfiling", "enableContentionProfiling"], id="profiling"),
     pytest.param("delayCacheUntilActive: true\n", ["delayCacheUntilActive"], id="delay-cache"),
     pytest.param("extenders: []\n", [], id="empty-extenders-is-nothing"),
-    pytest.param("leaderElection:\n  leaderElect: false\n  resourceName: x\n", ["leaderElection.resourceName"],
-                 id="leader-election-details"),
+    pytest.param("leaderElection:\n  leaderElect: false\n  resourceName: x\n", [], id="leader-election-is-implemented"),
     pytest.param("clientConnection:\n  contentType: application/vnd.kubernetes.protobuf\n",
                  ["clientConnection.contentType (application/vnd.kubernetes.protobuf; kubesched uses "
                   "application/json)"], id="protobuf"),
@@ -278,8 +277,9 @@ def test_negative_qps_turns_rate_limiting_off_as_in_client_go() -> None:
 
 
 def test_leader_election_durations() -> None:
-    le = loads(HEAD + "leaderElection:\n  leaseDuration: 1m30s\n  renewDeadline: 500ms\n").leader_election
-    assert (le.lease_duration_seconds, le.renew_deadline_seconds, le.retry_period_seconds) == (90.0, 0.5, 2.0)
+    le = loads(HEAD + "leaderElection:\n  leaseDuration: 1m30s\n  renewDeadline: 500ms\n  retryPeriod: 400ms\n"
+               ).leader_election
+    assert (le.lease_duration_seconds, le.renew_deadline_seconds, le.retry_period_seconds) == (90.0, 0.5, 0.4)
     assert le.leader_elect is True
 
 
@@ -374,6 +374,4 @@ def test_realistic_kube_scheduler_config_loads_unchanged(tmp_path: Path) -> None
     assert (config.client_connection.qps, config.client_connection.burst) == (100.0, 200)
     assert config.unimplemented == (
         "profiles[1].pluginConfig[1] (PodTopologySpread)",
-        "leaderElection.resourceName",
-        "leaderElection.resourceNamespace",
     )
