@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from collections.abc import Sequence
 
 import click
 import uvloop
@@ -14,6 +15,9 @@ from . import logs, metrics
 from .api import ApiClient, ClusterConfig, KubeconfigError, load_config
 from .config import ConfigError, load
 from .config.types import SchedulerConfig
+from .framework import PluginSpec, ProfileError
+from .outoftree import ENTRY_POINT_GROUP, PluginLoadError, out_of_tree_plugins
+from .plugins.registry import in_tree_registry
 from .scheduler import DEFAULT_FAILURE_LIMIT, Scheduler, SchedulerFailed
 
 log = logging.getLogger("kubesched")
@@ -38,6 +42,10 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
 @click.option("--scheduler-name", default=None,
               help="Schedule the pods whose spec.schedulerName is this (default: kubesched, or the config's "
                    "profile). Renames the single profile of --config.")
+@click.option("--plugin", "plugin_flags", multiple=True, metavar="NAME=MODULE:ATTR",
+              help="Load an out-of-tree plugin written in Python: ATTR is its factory (args[, handle]) or a "
+                   "kubesched.framework.PluginSpec; enable it by NAME in --config like a built-in. Repeatable. "
+                   f"Installed packages' `{ENTRY_POINT_GROUP}` entry points are loaded too.")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
               show_default=True)
@@ -54,7 +62,7 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
                    "that waiting will not mend (exec plugin, token file, 4xx) for this long.")
 def run(kubeconfig: str | None, context: str | None, config_path: str | None, scheduler_name: str | None,
         log_format: str, log_level: str, serve_address: str, event_loop: str, binds_in_flight: int,
-        failure_limit: float) -> None:
+        failure_limit: float, plugin_flags: tuple[str, ...]) -> None:
     """Watch pods that name this scheduler in spec.schedulerName, choose a node for each by
     kube-scheduler's rules, and bind it.
 
@@ -63,12 +71,17 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
       kubesched run                                  # default profile, scheduler name "kubesched"
       kubesched run --config my-kube-scheduler.yaml  # an existing kube-scheduler config, unchanged
       kubesched run --kubeconfig ~/.kube/config --context kind-kind --scheduler-name my-scheduler
+      kubesched run --plugin MyFilter=my_plugins.filters:new --config with-my-filter.yaml
     """
     logs.setup(log_format, log_level)
     try:
-        config = load(config_path, scheduler_name_override=scheduler_name)
-    except ConfigError as exc:
+        built_in = in_tree_registry()
+        extra = out_of_tree_plugins(plugin_flags, built_in)
+        config = load(config_path, scheduler_name_override=scheduler_name, registry=built_in.merged(extra))
+    except (PluginLoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
+    if extra:
+        log.info("out-of-tree plugins loaded", extra={"plugins": {s.name: sorted(s.extension_points) for s in extra}})
     if config.unimplemented:
         log.warning("kubesched does not implement these configured fields yet; they are ignored: "
                     + ", ".join(config.unimplemented))
@@ -88,9 +101,11 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
         # uvloop: libuv's event loop and TLS cut the per-request CPU that bounds throughput here.
         run_loop = uvloop.run if event_loop == "uvloop" else asyncio.run
         try:
-            run_loop(serve(cluster, config, binds_in_flight, serve_address, failure_limit))
+            run_loop(serve(cluster, config, binds_in_flight, serve_address, failure_limit, extra))
         except SchedulerFailed as exc:
             raise click.ClickException(f"kubesched stopped: {exc}") from None
+        except ProfileError as exc:  # a plugin refused its args: a config error, told as one
+            raise click.ClickException(f"{config_path or 'the default config'}: {exc}") from None
 
 
 def _valid_address(address: str) -> bool:
@@ -99,11 +114,12 @@ def _valid_address(address: str) -> bool:
 
 
 async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight: int, address: str = "",
-                failure_limit: float = DEFAULT_FAILURE_LIMIT) -> None:
+                failure_limit: float = DEFAULT_FAILURE_LIMIT, out_of_tree: Sequence[PluginSpec] = ()) -> None:
     conn = config.client_connection
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
                          max_connections=binds_in_flight + 8) as client:
-        scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit)
+        scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit,
+                              out_of_tree=out_of_tree)
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
 

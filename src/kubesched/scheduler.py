@@ -14,7 +14,7 @@ import gc
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -40,7 +40,7 @@ from kubesched.cycles import Cycles
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
 from kubesched.framework.profile import Profile, ProfileError, build_profile
-from kubesched.framework.registry import PluginFactory, merge
+from kubesched.framework.registry import PluginSpec
 from kubesched.framework.status import Code, Status
 from kubesched.handlers import ClusterEventHandlers
 from kubesched.metrics import Metrics
@@ -66,7 +66,7 @@ class SchedulerFailed(Exception):
 
 class Scheduler:
     def __init__(self, client: ApiClient, config: SchedulerConfig, *, rng: random.Random | None = None,
-                 max_binds_in_flight: int = 64, out_of_tree: Mapping[str, PluginFactory] | None = None,
+                 max_binds_in_flight: int = 64, out_of_tree: Iterable[PluginSpec] = (),
                  failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.config = config
@@ -75,7 +75,7 @@ class Scheduler:
         # plugins read the informers.
         self.jobs: Informer[Job] = job_informer(client, Handlers())
         # The pool plugin reads Jobs from this scheduler's informer, never from the API per pod.
-        registry = merge(in_tree_registry(jobs=InformerJobs(self.jobs)), out_of_tree or {})
+        registry = in_tree_registry(jobs=InformerJobs(self.jobs)).merged(out_of_tree)
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
         self.pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -61,14 +61,15 @@ def plane() -> Iterator[Kube]:
 class KubeschedProcess:
     """`kubesched run` as a real subprocess against a plane, its log kept in a file for assertions."""
 
-    def __init__(self, plane: Kube, args: list[str], log_path: Path) -> None:
+    def __init__(self, plane: Kube, args: list[str], log_path: Path, env: Mapping[str, str] | None = None) -> None:
         self.plane = plane
         self.args = args
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kubesched", "run", f"--kubeconfig={plane.kubeconfig}", "--log-format=json",
-             *args], stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+             *args], stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**os.environ, **env} if env else None)
         deadline = time.monotonic() + 60
         while "caches synced" not in self.log():
             if self.proc.poll() is not None:
@@ -99,9 +100,10 @@ def start_kubesched(plane: Kube, tmp_path_factory: pytest.TempPathFactory) -> It
     started: list[KubeschedProcess] = []
     counter = iter(range(10**6))
 
-    def start(*args: str, on: Kube | None = None) -> KubeschedProcess:
+    def start(*args: str, on: Kube | None = None, env: Mapping[str, str] | None = None) -> KubeschedProcess:
+        """`env` is added to this process's environment (e.g. PYTHONPATH for out-of-tree plugins)."""
         log_path = tmp_path_factory.mktemp("kubesched") / f"kubesched-{next(counter)}.log"
-        proc = KubeschedProcess(on or plane, list(args), log_path)
+        proc = KubeschedProcess(on or plane, list(args), log_path, env)
         started.append(proc)
         return proc
 

@@ -13,7 +13,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.informer import Codec
-from kubesched.model.objects import Job, Node, Pod
+from kubesched.model.objects import (
+    Job,
+    Namespace,
+    Node,
+    Pod,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
 
 from .kube import Kube
 
@@ -28,7 +37,7 @@ MAX_DEPTH = 9
 @pytest.fixture(scope="module")
 def schemas(plane: Kube) -> Schemas:
     out: Schemas = {}
-    for path in ("/openapi/v3/api/v1", "/openapi/v3/apis/batch/v1"):
+    for path in ("/openapi/v3/api/v1", "/openapi/v3/apis/batch/v1", "/openapi/v3/apis/apps/v1"):
         out.update(orjson.loads(plane.kubectl("get", "--raw", path))["components"]["schemas"])
     return out
 
@@ -70,11 +79,17 @@ def strategy(schemas: Schemas, schema: dict[str, Any], depth: int = 0) -> st.Sea
     return st.text(max_size=6)
 
 
-CASES = [("io.k8s.api.core.v1.Pod", Pod), ("io.k8s.api.core.v1.Node", Node), ("io.k8s.api.batch.v1.Job", Job)]
+CASES: list[tuple[str, type[Any]]] = [
+    ("io.k8s.api.core.v1.Pod", Pod), ("io.k8s.api.core.v1.Node", Node), ("io.k8s.api.batch.v1.Job", Job),
+    ("io.k8s.api.core.v1.Service", Service), ("io.k8s.api.core.v1.ReplicationController", ReplicationController),
+    ("io.k8s.api.apps.v1.ReplicaSet", ReplicaSet), ("io.k8s.api.apps.v1.StatefulSet", StatefulSet),
+    ("io.k8s.api.core.v1.Namespace", Namespace),
+]
 
 
-@pytest.mark.parametrize(("name", "type_"), CASES, ids=["pod", "node", "job"])
-def test_every_shape_the_schema_allows_decodes(schemas: Schemas, name: str, type_: type[Pod | Node | Job]) -> None:
+@pytest.mark.parametrize(("name", "type_"), CASES,
+                         ids=["pod", "node", "job", "service", "rc", "replicaset", "statefulset", "namespace"])
+def test_every_shape_the_schema_allows_decodes(schemas: Schemas, name: str, type_: type[Any]) -> None:
     codec = Codec(type_)
 
     @settings(max_examples=150, deadline=None, database=None,

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.framework import CycleState, PodInfo
+from kubesched.framework.handle import Handle
 from kubesched.plugins.registry import in_tree_registry
 from tests.builders import make_node, make_pod, term
 from tests.unit.scheduling_helpers import snapshot_with
@@ -66,8 +67,8 @@ def test_batch_paths_agree(nodes: list[tuple], pod: tuple) -> None:  # type: ign
     snap = snapshot_with(list(builders), list(existing))
     info = PodInfo(pb.obj())
     rows = snap.all_rows
-    for name, factory in in_tree_registry().items():
-        plugin: Any = factory({})
+    for name, spec in in_tree_registry().items():
+        plugin: Any = spec.new({}, Handle())
         state = CycleState()
         pre = getattr(plugin, "pre_filter", None)
         if pre is not None:

@@ -20,6 +20,8 @@ from kubesched.config import (
     loads,
 )
 from kubesched.framework.field_errors import invalid
+from kubesched.framework.registry import PluginSpec
+from kubesched.plugins.registry import in_tree_registry
 
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 REPO = Path(__file__).resolve().parents[2]
@@ -48,7 +50,7 @@ DEFAULT_POOL_ARGS = {
 }
 # A plugin kubesched knows but does not enable by default (CronJobPool is a default now).
 EXTRA = "Extra"
-WITH_EXTRA = {**KUBESCHED_PLUGINS, EXTRA: frozenset({"preFilter", "filter"})}
+WITH_EXTRA = in_tree_registry().merged([PluginSpec(EXTRA, lambda args: None, {"preFilter", "filter"})])
 
 
 def weights(profile: ProfileConfig) -> list[tuple[str, int]]:
@@ -167,7 +169,7 @@ MERGE_CASES = [
 
 @pytest.mark.parametrize(("body", "point", "expected"), MERGE_CASES)
 def test_plugin_merge(body: str, point: str, expected: list[Any]) -> None:
-    p = loads(plugins_yaml(body), known_plugins=WITH_EXTRA).profiles[0]
+    p = loads(plugins_yaml(body), registry=WITH_EXTRA).profiles[0]
     got: list[Any] = weights(p) if point == "score" else names(p, point)
     assert got == expected
 
@@ -287,16 +289,17 @@ def test_extra_plugins_and_args_parsers() -> None:
             errs.append(invalid(f"{path}.fallback", raw["fallback"], 'must be "never" or "general"'))
         return {"fallback": raw.get("fallback", "never")}
 
-    known = {**KUBESCHED_PLUGINS, "Batch": {"preFilter", "filter"}, "Gpu": {"filter", "score"}}
-    parsers = {"Batch": parse_batch}
+    registry = in_tree_registry().merged([
+        PluginSpec("Batch", lambda args: None, {"preFilter", "filter"}, args_parser=parse_batch),
+        PluginSpec("Gpu", lambda args: None, {"filter", "score"})])
     text = plugins_yaml("multiPoint:\n  enabled:\n    - name: Batch\n    - name: Gpu\n      weight: 4")
-    p = loads(text, known_plugins=known, args_parsers=parsers).profiles[0]
+    p = loads(text, registry=registry).profiles[0]
     assert names(p, "filter")[-2:] == ["Batch", "Gpu"]
     assert weights(p)[-1] == ("Gpu", 4)
     assert p.plugin_args["Batch"] == {"fallback": "never"}
     bad = HEAD + "profiles:\n  - pluginConfig:\n      - name: Batch\n        args: {fallback: maybe}\n"
     with pytest.raises(ConfigError, match=r'profiles\[0\]\.pluginConfig\[0\]\.args\.fallback: Invalid value: "maybe"'):
-        loads(bad, known_plugins=known, args_parsers=parsers)
+        loads(bad, registry=registry)
 
 
 REALISTIC = """\

@@ -16,6 +16,7 @@ from kubesched.framework import (
     CycleState,
     FitError,
     NodeCursor,
+    PluginSpec,
     PodInfo,
     Profile,
     Registry,
@@ -363,8 +364,8 @@ def profile(args: dict[str, Any], jobs: Any = CRON_JOBS) -> Profile:
     points = {k: list(v) for k, v in kube_scheduler_default_plugins().items()}
     points["preFilter"].insert(0, PluginRef("CronJobPool"))
     points["filter"].insert(2, PluginRef("CronJobPool"))  # after NodeName, NodeUnschedulable
-    registry: Registry = {**in_tree_registry(),
-                          "CronJobPool": functools.partial(new_cronjob_pool, jobs=jobs, clock=clock)}
+    pool = PluginSpec("CronJobPool", functools.partial(new_cronjob_pool, jobs=jobs, clock=clock))
+    registry = Registry([*(s for s in in_tree_registry().values() if s.name != "CronJobPool"), pool])
     config = ProfileConfig("kubesched", {k: tuple(v) for k, v in points.items()}, plugin_args={"CronJobPool": args})
     return build_profile(config, registry)
 

@@ -10,12 +10,12 @@ import pytest
 
 from kubesched.config import ConfigError, load, loads
 from kubesched.config import kube_scheduler_default_plugins as default_plugins
-from kubesched.config.args import UNSUPPORTED_POD_FIELDS
 from kubesched.framework import Code, CycleState, FitError, PodInfo, ScheduleResult
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.model.decode import TolerantDecoder
 from kubesched.model.objects import Affinity, Node, Pod, PodAffinity
 from kubesched.plugins import unsupported_fields
+from kubesched.plugins.unsupported_fields import FIELDS as UNSUPPORTED_POD_FIELDS
 from kubesched.plugins.unsupported_fields import NAME, UnsupportedPodFields
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with

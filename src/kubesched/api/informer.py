@@ -50,6 +50,11 @@ class Resource(NamedTuple):
 PODS = Resource("/api/v1", "pods", "Pod")
 NODES = Resource("/api/v1", "nodes", "Node")
 JOBS = Resource("/apis/batch/v1", "jobs", "Job")
+SERVICES = Resource("/api/v1", "services", "Service")
+REPLICATION_CONTROLLERS = Resource("/api/v1", "replicationcontrollers", "ReplicationController")
+REPLICA_SETS = Resource("/apis/apps/v1", "replicasets", "ReplicaSet")
+STATEFUL_SETS = Resource("/apis/apps/v1", "statefulsets", "StatefulSet")
+NAMESPACES = Resource("/api/v1", "namespaces", "Namespace")
 
 # How long one watch request lasts (timeoutSeconds, randomised up to twice this), and how much
 # longer than that a silent connection is trusted. The apiserver's bookmarks are no heartbeat: it

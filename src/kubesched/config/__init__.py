@@ -1,6 +1,6 @@
 """kube-scheduler's KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): load, default, validate.
 
-    config = load(path_or_None, scheduler_name_override=None)
+    config = load(path_or_None, scheduler_name_override=None, registry=None)  # None: in-tree plugins
     for entry in config.unimplemented: ...   # log one warning naming them all
     for profile in config.profiles: ...      # ProfileConfig: plugins per extension point, plugin_args
 
@@ -10,7 +10,7 @@ what would be valid.
 
 from kubesched.config.args import PLUGIN_ARGS, ArgsParser
 from kubesched.config.load import DEFAULT_SCHEDULER_NAME, from_dict, kube_scheduler_default_plugins, load, loads
-from kubesched.config.plugins import KUBE_SCHEDULER_PLUGINS, KUBESCHED_PLUGINS, register_plugin
+from kubesched.config.plugins import KUBE_SCHEDULER_PLUGINS, KUBESCHED_PLUGINS
 from kubesched.config.types import (
     EXTENSION_POINTS,
     ClientConnection,
@@ -39,5 +39,4 @@ __all__ = [
     "kube_scheduler_default_plugins",
     "load",
     "loads",
-    "register_plugin",
 ]

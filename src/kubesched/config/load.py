@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from typing import Any
 
 import yaml
 
-from kubesched.config.args import PLUGIN_ARGS, ArgsParser
-from kubesched.config.plugins import API_VERSION, KUBESCHED_PLUGINS
+from kubesched.config.plugins import API_VERSION
 from kubesched.config.profiles import Catalog, check_percentage, parse_profile
 from kubesched.config.types import ClientConnection, LeaderElection, PluginRef, ProfileConfig, SchedulerConfig
 from kubesched.framework import field_errors as e
@@ -28,6 +26,8 @@ from kubesched.framework.fields import (
     get_str,
     index,
 )
+from kubesched.framework.registry import Registry
+from kubesched.plugins.registry import in_tree_registry
 
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "kubesched"
@@ -56,25 +56,24 @@ def load(
     path: str | None,
     *,
     scheduler_name_override: str | None = None,
-    known_plugins: Mapping[str, AbstractSet[str]] | None = None,
-    args_parsers: Mapping[str, ArgsParser] | None = None,
+    registry: Registry | None = None,
 ) -> SchedulerConfig:
     """The configuration from the file at `path`, or kubesched's default one when `path` is None.
 
     `scheduler_name_override` (the CLI's --scheduler-name, passed only when given) renames the single
-    profile; `known_plugins` (name -> extension points) and `args_parsers` default to the module
-    registries KUBESCHED_PLUGINS and PLUGIN_ARGS. Raises ConfigError naming the file and every bad field.
+    profile; `registry` (default: the in-tree plugins) says which plugins exist, the extension points
+    each implements and their args parsers. Raises ConfigError naming the file and every bad field.
     """
     if path is None:
         return from_dict(None, source=DEFAULT_SOURCE, scheduler_name_override=scheduler_name_override,
-                         known_plugins=known_plugins, args_parsers=args_parsers)
+                         registry=registry)
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as exc:
         raise ConfigError(path, [FieldError("", f"cannot read the config file: {exc.strerror or exc}")]) from exc
     return loads(text, source=path, scheduler_name_override=scheduler_name_override,
-                 known_plugins=known_plugins, args_parsers=args_parsers)
+                 registry=registry)
 
 
 def loads(
@@ -82,8 +81,7 @@ def loads(
     *,
     source: str = "<config>",
     scheduler_name_override: str | None = None,
-    known_plugins: Mapping[str, AbstractSet[str]] | None = None,
-    args_parsers: Mapping[str, ArgsParser] | None = None,
+    registry: Registry | None = None,
 ) -> SchedulerConfig:
     """Like `load`, from the file's text; `source` names it in errors."""
     try:
@@ -93,7 +91,7 @@ def loads(
     if raw is None:
         raw = {}
     return from_dict(raw, source=source, scheduler_name_override=scheduler_name_override,
-                     known_plugins=known_plugins, args_parsers=args_parsers)
+                     registry=registry)
 
 
 def from_dict(
@@ -101,12 +99,11 @@ def from_dict(
     *,
     source: str,
     scheduler_name_override: str | None = None,
-    known_plugins: Mapping[str, AbstractSet[str]] | None = None,
-    args_parsers: Mapping[str, ArgsParser] | None = None,
+    registry: Registry | None = None,
 ) -> SchedulerConfig:
     """Validates and defaults an already-parsed document; `raw=None` means no file at all."""
-    catalog = Catalog(known_plugins if known_plugins is not None else KUBESCHED_PLUGINS,
-                      args_parsers if args_parsers is not None else PLUGIN_ARGS)
+    registry = registry if registry is not None else in_tree_registry()
+    catalog = Catalog(registry.extension_points(), registry.args_parsers())
     errs: Errors = []
     unimplemented: list[str] = []
     doc = as_mapping(raw, "", errs)

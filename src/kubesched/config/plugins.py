@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from kubesched.config.types import EXTENSION_POINTS, PluginRef
@@ -24,26 +25,14 @@ from kubesched.framework.fields import (
     get_str,
     index,
 )
+from kubesched.plugins.registry import in_tree_registry
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 
-# Plugins kubesched implements -> the extension points each one implements. Others (the pool
-# plugin, out-of-tree plugins) join through `register_plugin` or load(known_plugins=...).
-KUBESCHED_PLUGINS: dict[str, frozenset[str]] = {
-    "PrioritySort": frozenset({"queueSort"}),
-    "SchedulingGates": frozenset({"preEnqueue"}),
-    "NodeName": frozenset({"preFilter", "filter"}),
-    "NodeUnschedulable": frozenset({"preFilter", "filter"}),
-    "TaintToleration": frozenset({"preFilter", "filter", "preScore", "score"}),
-    "NodeAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
-    "NodePorts": frozenset({"preFilter", "filter"}),
-    "NodeResourcesFit": frozenset({"preFilter", "filter", "preScore", "score"}),
-    "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
-    "ImageLocality": frozenset({"score"}),
-    "DefaultBinder": frozenset({"bind"}),
-    "CronJobPool": frozenset({"preFilter", "filter"}),
-    "UnsupportedPodFields": frozenset({"preFilter"}),
-}
+# Plugins kubesched implements -> the extension points each one implements: a read-only view of the
+# in-tree registry (kubesched.plugins.registry), where each plugin's points are read from its class.
+# Out-of-tree plugins join through the registry given to load(registry=...).
+KUBESCHED_PLUGINS: MappingProxyType[str, frozenset[str]] = MappingProxyType(in_tree_registry().extension_points())
 
 # kube-scheduler v1.37.2's default multiPoint list (DynamicResources is GA, so its feature gate
 # always inserts it before DefaultPreemption). Weight None: the plugin does not score.
@@ -84,14 +73,6 @@ MULTI_POINT = "multiPoint"
 # Extension points of the v1 API that kubesched has no equivalent of yet.
 UNIMPLEMENTED_POINTS = ("placementGenerate", "placementScore", "podGroupPostFilter")
 PLUGINS_FIELDS = (*EXTENSION_POINTS, MULTI_POINT, *UNIMPLEMENTED_POINTS)
-
-
-def register_plugin(name: str, extension_points: set[str] | frozenset[str]) -> None:
-    """Make a plugin known to every later `load` (the entry point calls this for out-of-tree plugins)."""
-    bad = set(extension_points) - set(EXTENSION_POINTS)
-    if bad:
-        raise ValueError(f"plugin {name}: unknown extension points {sorted(bad)}; valid: {EXTENSION_POINTS}")
-    KUBESCHED_PLUGINS[name] = frozenset(extension_points)
 
 
 # kubesched's own default list: kube-scheduler's, plus the CronJob pool (kubesched's signature) placed

@@ -7,7 +7,6 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.config.args import ArgsParser
 from kubesched.config.plugins import (
     API_VERSION,
     KUBE_SCHEDULER_PLUGINS,
@@ -24,6 +23,7 @@ from kubesched.config.plugins import (
 )
 from kubesched.config.types import EXTENSION_POINTS, PluginRef, ProfileConfig
 from kubesched.framework import field_errors as e
+from kubesched.framework.field_errors import FieldError
 from kubesched.framework.fields import (
     Errors,
     as_mapping,
@@ -35,6 +35,7 @@ from kubesched.framework.fields import (
     get_str,
     index,
 )
+from kubesched.framework.registry import ArgsParser
 
 PROFILE_FIELDS = ("schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig")
 
@@ -66,7 +67,7 @@ def parse_profile(
     for plugin in sorted(enabled):
         parser = catalog.args.get(plugin)
         if plugin not in args and parser is not None:
-            args[plugin] = parser({}, child(path, "pluginConfig"), errs)
+            args[plugin] = _parse(parser, {}, child(path, "pluginConfig"), errs)
     return ProfileConfig(scheduler_name=name, plugins=plugins, plugin_args=args,
                          percentage_of_nodes_to_score=percentage)
 
@@ -132,8 +133,18 @@ def _plugin_config(
         if args is None:
             continue
         parser = catalog.args.get(name)
-        out[name] = parser(args, child(p, "args"), errs) if parser else dict(args)
+        out[name] = _parse(parser, args, child(p, "args"), errs) if parser else dict(args)
     return out
+
+
+def _parse(parser: ArgsParser, args: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any]:
+    """An out-of-tree parser may raise instead of appending FieldErrors: its message still gets the
+    field path, and the user no traceback."""
+    try:
+        return parser(args, path, errs)
+    except (ValueError, TypeError) as exc:
+        errs.append(FieldError(path, str(exc)))
+        return dict(args)
 
 
 def _strip_type(raw: Any, path: str, plugin: str, errs: Errors) -> Mapping[str, Any] | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.framework.events import ClusterEvent, registered_events
+from kubesched.framework.extension_points import POINT_PROTOCOLS as _CYCLE_POINTS
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     BindPlugin,
@@ -24,23 +24,7 @@ from kubesched.framework.interface import (
     ScorePlugin,
 )
 from kubesched.framework.profile_config import ProfileConfig
-from kubesched.framework.registry import PluginFactory
-
-# Every extension point and the protocol its plugins implement.
-_CYCLE_POINTS: dict[str, type] = {
-    "preEnqueue": PreEnqueuePlugin,
-    "queueSort": QueueSortPlugin,
-    "preFilter": PreFilterPlugin,
-    "filter": FilterPlugin,
-    "postFilter": PostFilterPlugin,
-    "preScore": PreScorePlugin,
-    "score": ScorePlugin,
-    "reserve": ReservePlugin,
-    "permit": PermitPlugin,
-    "preBind": PreBindPlugin,
-    "bind": BindPlugin,
-    "postBind": PostBindPlugin,
-}
+from kubesched.framework.registry import PluginFactory, PluginSpec
 
 
 class ProfileError(ValueError):
@@ -89,6 +73,8 @@ class Profile:
     percentage_of_nodes_to_score: int | None = None
     # One instance per plugin name, shared by all the points it is enabled at.
     instances: dict[str, object] = field(default_factory=dict)
+    # The events a plugin's spec declared, which win over its instance's events_to_register.
+    declared_events: dict[str, tuple[ClusterEvent, ...]] = field(default_factory=dict)
 
     def plugin(self, name: str) -> object | None:
         return self.instances.get(name)
@@ -96,36 +82,29 @@ class Profile:
     def plugin_events(self) -> dict[str, tuple[ClusterEvent, ...]]:
         """The events each plugin that can reject a pod registered, for the queue (kube-scheduler
         builds its queueing hint map from the same extension points)."""
-        return registered_events((*self.pre_enqueue, *self.pre_filter, *self.filter, *self.reserve))
+        found = registered_events((*self.pre_enqueue, *self.pre_filter, *self.filter, *self.reserve))
+        return {name: self.declared_events.get(name, evs) for name, evs in found.items()}
 
 
-def _takes_handle(factory: PluginFactory) -> bool:
-    """kube-scheduler's factories take (args, handle); one that takes only the args still works.
-    The handle goes to a factory with a second required positional parameter or one named handle."""
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return False
-    required = [p for p in params.values()
-                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
-    return len(required) >= 2 or "handle" in params
-
-
-def build_profile(config: ProfileConfig, registry: Mapping[str, PluginFactory],
+def build_profile(config: ProfileConfig, registry: Mapping[str, PluginSpec | PluginFactory],
                   handle: Handle | None = None) -> Profile:
     """Instantiate each enabled plugin once with its args (and the handle, if its factory takes
-    one), and check it implements its points."""
+    one), and check it implements its points. A registry entry may be a bare factory (tests)."""
     handle = handle or Handle()
     instances: dict[str, object] = {}
+    declared: dict[str, tuple[ClusterEvent, ...]] = {}
 
     def instance(name: str, point: str) -> object:
         if name not in instances:
-            factory = registry.get(name)
-            if factory is None:
+            entry = registry.get(name)
+            if entry is None:
                 raise ProfileError(f"profile {config.scheduler_name!r}: plugin {name!r} enabled at "
                                    f"{point} is not registered; known: {sorted(registry)}")
-            args: Mapping[str, Any] = config.plugin_args.get(name, {})
-            instances[name] = factory(args, handle) if _takes_handle(factory) else factory(args)
+            spec = entry if isinstance(entry, PluginSpec) else PluginSpec(name, entry, _CYCLE_POINTS)
+            instances[name] = _new(config.scheduler_name, spec, config.plugin_args.get(name, {}), handle,
+                                   check_name=isinstance(entry, PluginSpec))
+            if spec.events is not None:
+                declared[name] = spec.events
         pl = instances[name]
         if not isinstance(pl, _CYCLE_POINTS[point]):
             raise ProfileError(f"profile {config.scheduler_name!r}: plugin {name!r} does not "
@@ -162,4 +141,23 @@ def build_profile(config: ProfileConfig, registry: Mapping[str, PluginFactory],
         methods=PluginMethods.of(instances.values()),
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         instances=instances,
+        declared_events=declared,
     )
+
+
+def _new(profile: str, spec: PluginSpec, args: Mapping[str, Any], handle: Handle, *, check_name: bool) -> object:
+    """A plugin's factory refusing its args (ValueError, TypeError, or a KeyError: args["x"] with no x)
+    is a configuration error, told as one; anything else it raises is a bug in the plugin and keeps its
+    traceback."""
+    try:
+        pl = spec.new(args, handle)
+    except (ValueError, TypeError) as exc:
+        raise ProfileError(f"profile {profile!r}: plugin {spec.name} rejected its args: {exc}") from exc
+    except KeyError as exc:
+        raise ProfileError(f"profile {profile!r}: plugin {spec.name} rejected its args: "
+                           f"no {exc} in {dict(args)}") from exc
+    # Statuses, batch methods and queueing events are keyed by the instance's name.
+    if check_name and getattr(pl, "name", None) != spec.name:
+        raise ProfileError(f"profile {profile!r}: plugin {spec.name} is registered under that name, but its "
+                           f"instance's `name` is {getattr(pl, 'name', None)!r}; they must be the same")
+    return pl

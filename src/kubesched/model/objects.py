@@ -268,6 +268,47 @@ class Job(msgspec.Struct, gc=False, omit_defaults=True):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
 
 
+# --- What owns a pod, for PodTopologySpread's default constraints (kube-scheduler DefaultSelector),
+# and namespaces, for InterPodAffinity's namespaceSelector ---------------------------------------
+
+class ServiceSpec(msgspec.Struct, gc=False, omit_defaults=True):
+    selector: dict[str, str] = {}
+
+
+class Service(msgspec.Struct, gc=False, omit_defaults=True):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: ServiceSpec = msgspec.field(default_factory=ServiceSpec)
+
+
+class ReplicationControllerSpec(msgspec.Struct, gc=False, omit_defaults=True):
+    selector: dict[str, str] = {}
+
+
+class ReplicationController(msgspec.Struct, gc=False, omit_defaults=True):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: ReplicationControllerSpec = msgspec.field(default_factory=ReplicationControllerSpec)
+
+
+class SelectorSpec(msgspec.Struct, gc=False, omit_defaults=True):
+    """The spec of a ReplicaSet or a StatefulSet, as far as the scheduler reads it."""
+
+    selector: LabelSelector | None = None
+
+
+class ReplicaSet(msgspec.Struct, gc=False, omit_defaults=True):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: SelectorSpec = msgspec.field(default_factory=SelectorSpec)
+
+
+class StatefulSet(msgspec.Struct, gc=False, omit_defaults=True):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: SelectorSpec = msgspec.field(default_factory=SelectorSpec)
+
+
+class Namespace(msgspec.Struct, gc=False, omit_defaults=True):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+
+
 class ListMeta(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     resource_version: str = ""
     # `continue` is a keyword in Python.

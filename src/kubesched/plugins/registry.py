@@ -1,22 +1,29 @@
-"""kubesched's in-tree plugins (kube-scheduler's default profile restricted to them is
-kubesched.config.kube_scheduler_default_plugins)."""
+"""kubesched's in-tree plugins, one PluginSpec each (kube-scheduler's default profile restricted to
+them is kubesched.config.kube_scheduler_default_plugins).
+
+Each spec's extension points are read from its plugin class's methods; its args parser sits next to
+the plugin.
+"""
 
 from __future__ import annotations
 
 import functools
 
-from kubesched.framework.registry import Registry
+from kubesched.framework.registry import PluginSpec, Registry
 from kubesched.plugins import (
     balanced_allocation,
     cronjob_pool,
     default_binder,
     image_locality,
     node_affinity,
+    node_affinity_args,
     node_name,
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    pool_config,
     priority_sort,
+    resource_args,
     scheduling_gates,
     taint_toleration,
     unsupported_fields,
@@ -27,19 +34,21 @@ from kubesched.plugins.pool_ownership import JobLookup
 def in_tree_registry(jobs: JobLookup | None = None) -> Registry:
     """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
     informer); without it every owner Job counts as gone."""
-    return {
-        priority_sort.NAME: priority_sort.new,
-        scheduling_gates.NAME: scheduling_gates.new,
-        node_name.NAME: node_name.new,
-        node_unschedulable.NAME: node_unschedulable.new,
-        taint_toleration.NAME: taint_toleration.new,
-        node_affinity.NAME: node_affinity.new,
-        node_ports.NAME: node_ports.new,
-        node_resources_fit.NAME: node_resources_fit.new,
-        balanced_allocation.NAME: balanced_allocation.new,
-        image_locality.NAME: image_locality.new,
-        default_binder.NAME: default_binder.new,
-        unsupported_fields.NAME: unsupported_fields.new,
-        cronjob_pool.NAME: functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
-    }
-
+    return Registry([
+        PluginSpec(priority_sort.NAME, priority_sort.new),
+        PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
+        PluginSpec(node_name.NAME, node_name.new),
+        PluginSpec(node_unschedulable.NAME, node_unschedulable.new),
+        PluginSpec(taint_toleration.NAME, taint_toleration.new),
+        PluginSpec(node_affinity.NAME, node_affinity.new, args_parser=node_affinity_args.parse_node_affinity),
+        PluginSpec(node_ports.NAME, node_ports.new),
+        PluginSpec(node_resources_fit.NAME, node_resources_fit.new,
+                   args_parser=resource_args.parse_node_resources_fit),
+        PluginSpec(balanced_allocation.NAME, balanced_allocation.new,
+                   args_parser=resource_args.parse_balanced_allocation),
+        PluginSpec(image_locality.NAME, image_locality.new),
+        PluginSpec(default_binder.NAME, default_binder.new),
+        PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),
+        PluginSpec(cronjob_pool.NAME, functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
+                   args_parser=pool_config.parse_args),
+    ])

@@ -22,8 +22,10 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubesched.framework import field_errors as e
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.fields import Errors, check_fields, child, get_str_items, index
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -119,3 +121,18 @@ class UnsupportedPodFields:
 
 def new(args: Mapping[str, Any]) -> UnsupportedPodFields:
     return UnsupportedPodFields(frozenset(args.get("ignoredFields") or ()))
+
+
+# UnsupportedPodFieldsArgs (kubesched's own): which of FIELDS to place as if absent.
+def parse_args(raw: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any]:
+    check_fields(raw, path, ("ignoredFields",), errs)
+    ignored: list[str] = []
+    for i, name in get_str_items(raw, "ignoredFields", path, errs):
+        p = index(child(path, "ignoredFields"), i)
+        if name not in FIELDS:
+            errs.append(e.unsupported(p, name, FIELDS))
+        elif name in ignored:
+            errs.append(e.duplicate(p, name))
+        else:
+            ignored.append(name)
+    return {"ignoredFields": ignored}

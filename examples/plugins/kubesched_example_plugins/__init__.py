@@ -1,0 +1,1 @@
+"""Example out-of-tree kubesched plugins, written against kubesched.framework only."""
