@@ -24,6 +24,7 @@ from typing import Protocol, runtime_checkable
 from kubesched.model.objects import (
     LabelSelector,
     LabelSelectorRequirement,
+    Namespace,
     Pod,
     PodAffinityTerm,
     WeightedPodAffinityTerm,
@@ -47,6 +48,26 @@ class NoNamespaces:
 
     def labels_of(self, namespace: str) -> Mapping[str, str] | None:
         return None
+
+
+class NamespaceStore(Protocol):
+    """What a Namespace informer offers: namespaces by key (a namespace's key is its name)."""
+
+    def get(self, key: str) -> Namespace | None: ...
+
+
+class InformerNamespaces:
+    """A NamespaceLister over a Namespace informer (`kubesched.api.informer.namespace_informer`),
+    read at each call, as kube-scheduler reads its namespace lister's cache."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: NamespaceStore) -> None:
+        self._store = store
+
+    def labels_of(self, namespace: str) -> Mapping[str, str] | None:
+        ns = self._store.get(namespace)
+        return None if ns is None else ns.metadata.labels
 
 
 class StaticNamespaces:
