@@ -18,6 +18,7 @@ from kubesched.model.objects import (
     ContainerStatus,
     EphemeralVolumeSource,
     LabelSelector,
+    LabelSelectorRequirement,
     Node,
     NodeAffinity,
     NodeSelector,
@@ -50,6 +51,24 @@ def requirement(key: str, op: str, *values: str) -> NodeSelectorRequirement:
 def term(*exprs: Req, fields: tuple[Req, ...] = ()) -> NodeSelectorTerm:
     return NodeSelectorTerm(match_expressions=[requirement(k, op, *vs) for k, op, vs in exprs],
                             match_fields=[requirement(k, op, *vs) for k, op, vs in fields])
+
+
+def label_selector(*exprs: Req, **match_labels: str) -> LabelSelector:
+    return LabelSelector(match_labels=dict(match_labels),
+                         match_expressions=[LabelSelectorRequirement(key=k, operator=op, values=list(vs))
+                                            for k, op, vs in exprs])
+
+
+def affinity_term(*exprs: Req, topology_key: str = "", match_labels: dict[str, str] | None = None,
+                  namespaces: tuple[str, ...] = (), namespace_selector: LabelSelector | None = None,
+                  match_label_keys: tuple[str, ...] = (), mismatch_label_keys: tuple[str, ...] = (),
+                  nil_selector: bool = False) -> PodAffinityTerm:
+    """A PodAffinityTerm whose labelSelector has these expressions and matchLabels (none at all: {},
+    which selects every pod; nil_selector: no selector, which selects none)."""
+    selector = None if nil_selector else label_selector(*exprs, **(match_labels or {}))
+    return PodAffinityTerm(label_selector=selector, namespaces=list(namespaces), topology_key=topology_key,
+                           namespace_selector=namespace_selector, match_label_keys=list(match_label_keys),
+                           mismatch_label_keys=list(mismatch_label_keys))
 
 
 def _res(cpu: str | None, memory: str | None, extra: dict[str, str]) -> dict[str, str]:
@@ -173,6 +192,32 @@ class PodBuilder:
             aff.pod_anti_affinity = terms
         else:
             aff.pod_affinity = terms
+        return self
+
+    def affinity_term(self, t: PodAffinityTerm, anti: bool = False, weight: int = 0) -> Self:
+        """Add a pod (anti-)affinity term: required, or preferred with this weight when weight != 0."""
+        if self._pod.spec.affinity is None:
+            self._pod.spec.affinity = Affinity()
+        aff = self._pod.spec.affinity
+        group = (aff.pod_anti_affinity if anti else aff.pod_affinity) or PodAffinity()
+        if weight:
+            group.preferred.append(WeightedPodAffinityTerm(weight=weight, pod_affinity_term=t))
+        else:
+            group.required.append(t)
+        if anti:
+            aff.pod_anti_affinity = group
+        else:
+            aff.pod_affinity = group
+        return self
+
+    def pod_affinity_expr(self, key: str, op: str, values: list[str], topology_key: str,
+                          anti: bool = False, weight: int = 0) -> Self:
+        """kube-scheduler wrappers' PodAffinityIn/NotIn/Exists/NotExists (and the anti ones): one
+        term with one expression, required, or preferred with this weight."""
+        return self.affinity_term(affinity_term((key, op, values), topology_key=topology_key), anti, weight)
+
+    def labels(self, **labels: str) -> Self:
+        self._pod.metadata.labels = {**self._pod.metadata.labels, **labels}
         return self
 
     def spread(self, topology_key: str = "topology.kubernetes.io/zone",

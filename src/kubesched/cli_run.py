@@ -91,9 +91,9 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
                     + ", ".join(config.unimplemented))
     unguarded = unguarded_profiles(config)
     if unguarded:
-        log.warning("these profiles do not run UnsupportedPodFields at preFilter, so their pods that use pod "
-                    "(anti-)affinity, topology spread constraints or PVC/ephemeral volumes are placed as if "
-                    "those fields were absent: " + ", ".join(unguarded))
+        log.warning("these profiles do not run UnsupportedPodFields at preFilter, so their pods that use "
+                    "topology spread constraints or PVC/ephemeral volumes are placed as if those fields were "
+                    "absent: " + ", ".join(unguarded))
     try:
         cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
     except KubeconfigError as exc:

@@ -29,6 +29,7 @@ from kubesched.api import (
     Informer,
     TaskSet,
     job_informer,
+    namespace_informer,
     node_informer,
     pod_informer,
 )
@@ -45,7 +46,8 @@ from kubesched.framework.registry import PluginSpec
 from kubesched.framework.status import Code, Status
 from kubesched.handlers import ClusterEventHandlers
 from kubesched.metrics import Metrics
-from kubesched.model.objects import Job, Node, Pod
+from kubesched.model.objects import Job, Namespace, Node, Pod
+from kubesched.plugins.inter_pod_affinity import InformerNamespaces
 from kubesched.plugins.pool_ownership import InformerJobs
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
@@ -79,8 +81,13 @@ class Scheduler:
         # The informers' handlers come once the queue exists: the queue needs the profiles, whose
         # plugins read the informers.
         self.jobs: Informer[Job] = job_informer(client, Handlers())
-        # The pool plugin reads Jobs from this scheduler's informer, never from the API per pod.
-        registry = in_tree_registry(jobs=InformerJobs(self.jobs)).merged(out_of_tree)
+        # Namespace labels, for pod affinity's namespaceSelector. kube-scheduler registers no cluster
+        # event for a namespace (InterPodAffinity's EventsToRegister has none), so neither does this.
+        self.namespaces: Informer[Namespace] = namespace_informer(client, Handlers())
+        # The pool plugin reads Jobs, and InterPodAffinity namespaces, from this scheduler's informers,
+        # never from the API per pod.
+        registry = in_tree_registry(jobs=InformerJobs(self.jobs),
+                                    namespaces=InformerNamespaces(self.namespaces)).merged(out_of_tree)
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
         self.pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)
@@ -109,7 +116,7 @@ class Scheduler:
         self.binds = self.cycles.binds
         self.stats = self.cycles.stats
         self.schedule_one = self.cycles.schedule_one
-        self._informers: tuple[Informer[Any], ...] = (self.nodes, self.jobs, self.pods)
+        self._informers: tuple[Informer[Any], ...] = (self.nodes, self.jobs, self.namespaces, self.pods)
         self._background = TaskSet()
         self._stopping = asyncio.Event()
         self._failed_event = asyncio.Event()

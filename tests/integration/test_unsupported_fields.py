@@ -1,6 +1,7 @@
-"""On the real plane: pods that need InterPodAffinity, PodTopologySpread or VolumeBinding stay Pending
-under kubesched, with PodScheduled=False and a FailedScheduling event naming each field, while a
-plain pod next to them is bound. Uses the session kubesched; adds no nodes, and deletes its namespace."""
+"""On the real plane: pods that need PodTopologySpread or VolumeBinding stay Pending under kubesched,
+with PodScheduled=False and a FailedScheduling event naming each field, while a plain pod next to
+them is bound, and so are pods with pod (anti-)affinity (InterPodAffinity evaluates those). Uses the
+session kubesched; adds no nodes, and deletes its namespace."""
 
 from __future__ import annotations
 
@@ -32,11 +33,6 @@ _CLAIM_TEMPLATE = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"req
 
 # pod name -> (spec fields, the fields its message names)
 PODS: dict[str, tuple[dict[str, Any], str]] = {
-    "affinity": ({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]}}},
-                 "spec.affinity.podAffinity"),
-    "anti-affinity": ({"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                          {"weight": 100, "podAffinityTerm": _TERM}]}}},
-                      "spec.affinity.podAntiAffinity"),
     "spread": ({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": _HOSTNAME,
                                                "whenUnsatisfiable": "DoNotSchedule",
                                                "labelSelector": {"matchLabels": {"app": "web"}}}]},
@@ -47,8 +43,18 @@ PODS: dict[str, tuple[dict[str, Any], str]] = {
     "ephemeral": ({"volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": _CLAIM_TEMPLATE}}]},
                   "spec.volumes[0].ephemeral"),
     "several": ({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]}},
+                 "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": _HOSTNAME,
+                                                "whenUnsatisfiable": "ScheduleAnyway",
+                                                "labelSelector": {"matchLabels": {"app": "web"}}}],
                  "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
-                "spec.affinity.podAntiAffinity and spec.volumes[0].persistentVolumeClaim"),
+                "spec.topologySpreadConstraints and spec.volumes[0].persistentVolumeClaim"),
+}
+# Evaluated by InterPodAffinity, not held back: `affinity` joins the bound plain pod (app=web) on its
+# node, `anti-affinity` only prefers to avoid it.
+EVALUATED: dict[str, dict[str, Any]] = {
+    "affinity": {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]}}},
+    "anti-affinity": {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": _TERM}]}}},
 }
 
 
@@ -67,6 +73,9 @@ def created(plane: Kube, kubesched: KubeschedProcess) -> Any:
     for name, (spec, _) in PODS.items():
         create_pod(plane, NS, _manifest(name, spec))
     create_pod(plane, NS, _manifest("plain", {}))
+    wait_bound(plane, NS, "plain", timeout=30)
+    for name, spec in EVALUATED.items():
+        create_pod(plane, NS, _manifest(name, spec))
     try:
         yield plane
     finally:
@@ -77,6 +86,12 @@ def created(plane: Kube, kubesched: KubeschedProcess) -> Any:
 
 def test_plain_pod_is_bound(created: Kube) -> None:
     assert wait_bound(created, NS, "plain", timeout=30)
+
+
+def test_pod_affinity_is_evaluated_not_held(created: Kube) -> None:
+    plain = wait_bound(created, NS, "plain", timeout=30)
+    assert wait_bound(created, NS, "affinity", timeout=30) == plain
+    assert wait_bound(created, NS, "anti-affinity", timeout=30)
 
 
 @pytest.mark.parametrize("name", list(PODS))

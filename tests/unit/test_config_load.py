@@ -26,19 +26,20 @@ from kubesched.plugins.registry import in_tree_registry
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 REPO = Path(__file__).resolve().parents[2]
 
-DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
+DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("InterPodAffinity", 2),
                  ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
 # kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
 DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
-                  "NodeResourcesFit"]
+                  "NodeResourcesFit", "InterPodAffinity"]
 
 
 def names(profile: ProfileConfig, point: str) -> list[str]:
     return [p.name for p in profile.plugins[point]]
 
 
-# UnsupportedPodFields stands where kube-scheduler's VolumeRestrictions comes next.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER, "UnsupportedPodFields"]
+# UnsupportedPodFields stands where kube-scheduler's VolumeRestrictions comes next, before
+# PodTopologySpread's place and InterPodAffinity.
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-1], "UnsupportedPodFields", "InterPodAffinity"]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,
@@ -72,7 +73,7 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert names(p, "queueSort") == ["PrioritySort"]
     assert names(p, "preFilter") == DEFAULT_PREFILTER
     assert names(p, "filter") == DEFAULT_FILTER
-    assert names(p, "preScore") == ["TaintToleration", "NodeAffinity", "NodeResourcesFit",
+    assert names(p, "preScore") == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "InterPodAffinity",
                                     "NodeResourcesBalancedAllocation"]
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
@@ -85,8 +86,10 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.plugin_args["CronJobPool"] == DEFAULT_POOL_ARGS
     # args only for the plugins the profile runs
     assert p.plugin_args["UnsupportedPodFields"] == {"ignoredFields": []}
-    assert set(p.plugin_args) == {"CronJobPool", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-                                  "UnsupportedPodFields"}
+    assert p.plugin_args["InterPodAffinity"] == {"hardPodAffinityWeight": 1,
+                                                 "ignorePreferredTermsOfExistingPods": False}
+    assert set(p.plugin_args) == {"CronJobPool", "InterPodAffinity", "NodeAffinity",
+                                  "NodeResourcesBalancedAllocation", "NodeResourcesFit", "UnsupportedPodFields"}
     assert p.percentage_of_nodes_to_score is None
     assert config.percentage_of_nodes_to_score == 0
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)
@@ -123,9 +126,9 @@ def test_json_file(tmp_path: Path) -> None:
 
 MERGE_CASES = [
     pytest.param("score:\n  enabled:\n    - name: ImageLocality\n      weight: 7",
-                 "score", [("ImageLocality", 7), *DEFAULT_SCORE[:4]], id="score-weight-override-moves-first"),
+                 "score", [("ImageLocality", 7), *DEFAULT_SCORE[:-1]], id="score-weight-override-moves-first"),
     pytest.param("multiPoint:\n  enabled:\n    - name: ImageLocality\n      weight: 7",
-                 "score", [*DEFAULT_SCORE[:4], ("ImageLocality", 7)], id="multipoint-weight-override-in-place"),
+                 "score", [*DEFAULT_SCORE[:-1], ("ImageLocality", 7)], id="multipoint-weight-override-in-place"),
     pytest.param("multiPoint:\n  enabled:\n    - name: TaintToleration",
                  "score", [("TaintToleration", 1), *DEFAULT_SCORE[1:]], id="renamed-without-weight-is-1"),
     pytest.param("score:\n  enabled:\n    - name: TaintToleration\n      weight: 0",
@@ -216,6 +219,12 @@ ARGS_CASES = [
                      {"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["batch"]}],
                       "matchFields": []}]}}},
                  id="node-affinity-added"),
+    pytest.param("InterPodAffinity", "hardPodAffinityWeight: 100\nignorePreferredTermsOfExistingPods: true",
+                 {"hardPodAffinityWeight": 100, "ignorePreferredTermsOfExistingPods": True},
+                 id="inter-pod-affinity"),
+    pytest.param("InterPodAffinity", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: InterPodAffinityArgs",
+                 {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False},
+                 id="inter-pod-affinity-defaults"),
     pytest.param("TaintToleration", "anything: 1", {"anything": 1}, id="no-parser-passes-args-through"),
 ]
 
@@ -245,9 +254,11 @@ UNIMPLEMENTED_CASES = [
                  ["profiles[0].plugins.multiPoint.enabled[0] (PodTopologySpread)"], id="enabled-unimplemented"),
     pytest.param("profiles:\n  - plugins:\n      postFilter:\n        enabled:\n          - name: DefaultPreemption\n",
                  ["profiles[0].plugins.postFilter.enabled[0] (DefaultPreemption)"], id="preemption"),
+    pytest.param("profiles:\n  - pluginConfig:\n      - name: PodTopologySpread\n        args:\n"
+                 "          defaultingType: List\n",
+                 ["profiles[0].pluginConfig[0] (PodTopologySpread)"], id="args-for-unimplemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: InterPodAffinity\n        args:\n"
-                 "          hardPodAffinityWeight: 2\n",
-                 ["profiles[0].pluginConfig[0] (InterPodAffinity)"], id="args-for-unimplemented"),
+                 "          hardPodAffinityWeight: 2\n", [], id="inter-pod-affinity-args-are-implemented"),
     pytest.param("profiles:\n  - plugins:\n      placementScore:\n        enabled:\n          - name: X\n",
                  ["profiles[0].plugins.placementScore"], id="unimplemented-point"),
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        disabled:\n          - name: VolumeBinding\n",
@@ -363,9 +374,9 @@ def test_realistic_kube_scheduler_config_loads_unchanged(tmp_path: Path) -> None
     first, second = config.profiles
     # an explicitly re-enabled default moves to the front of its extension point, as in kube-scheduler
     assert weights(first) == [("NodeResourcesBalancedAllocation", 5), ("TaintToleration", 3), ("NodeAffinity", 2),
-                              ("NodeResourcesFit", 1)]
+                              ("NodeResourcesFit", 1), ("InterPodAffinity", 2)]
     assert first.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "LeastAllocated"
-    assert weights(second) == [*DEFAULT_SCORE[:3], ("ImageLocality", 1)]
+    assert weights(second) == [*DEFAULT_SCORE[:4], ("ImageLocality", 1)]
     assert "NodeResourcesBalancedAllocation" not in names(second, "preScore")
     assert second.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
     assert second.percentage_of_nodes_to_score == 100

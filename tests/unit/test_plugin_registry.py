@@ -40,6 +40,7 @@ IN_TREE_POINTS = {
     "NodePorts": {"preFilter", "filter"},
     "NodeResourcesFit": {"preFilter", "filter", "preScore", "score"},
     "NodeResourcesBalancedAllocation": {"preScore", "score"},
+    "InterPodAffinity": {"preFilter", "filter", "preScore", "score"},
     "ImageLocality": {"score"},
     "DefaultBinder": {"bind"},
     "CronJobPool": {"preFilter", "filter"},
@@ -53,7 +54,8 @@ def test_in_tree_points_are_read_from_the_plugin_classes() -> None:
 
 def test_in_tree_args_parsers() -> None:
     assert sorted(in_tree_registry().args_parsers()) == [
-        "CronJobPool", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit", "UnsupportedPodFields"]
+        "CronJobPool", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+        "UnsupportedPodFields"]
 
 
 @pytest.mark.parametrize("point", EXTENSION_POINTS)
