@@ -54,11 +54,25 @@ def term(*exprs: Req, fields: tuple[Req, ...] = ()) -> NodeSelectorTerm:
                             match_fields=[requirement(k, op, *vs) for k, op, vs in fields])
 
 
-def label_selector(*exists: str, **match_labels: str) -> LabelSelector:
-    """matchLabels from keywords, and an Exists expression per positional key
-    (kube-scheduler's st.MakeLabelSelector().Exists("foo"))."""
+def label_selector(*exprs: str | Req, **match_labels: str) -> LabelSelector:
+    """matchLabels from keywords, and per positional argument an expression: a (key, operator, values)
+    tuple, or a bare key for Exists (kube-scheduler's st.MakeLabelSelector().Exists("foo"))."""
     return LabelSelector(match_labels=dict(match_labels),
-                         match_expressions=[LabelSelectorRequirement(key=k, operator="Exists") for k in exists])
+                         match_expressions=[LabelSelectorRequirement(key=x, operator="Exists") if isinstance(x, str)
+                                            else LabelSelectorRequirement(key=x[0], operator=x[1], values=list(x[2]))
+                                            for x in exprs])
+
+
+def affinity_term(*exprs: Req, topology_key: str = "", match_labels: dict[str, str] | None = None,
+                  namespaces: tuple[str, ...] = (), namespace_selector: LabelSelector | None = None,
+                  match_label_keys: tuple[str, ...] = (), mismatch_label_keys: tuple[str, ...] = (),
+                  nil_selector: bool = False) -> PodAffinityTerm:
+    """A PodAffinityTerm whose labelSelector has these expressions and matchLabels (none at all: {},
+    which selects every pod; nil_selector: no selector, which selects none)."""
+    selector = None if nil_selector else label_selector(*exprs, **(match_labels or {}))
+    return PodAffinityTerm(label_selector=selector, namespaces=list(namespaces), topology_key=topology_key,
+                           namespace_selector=namespace_selector, match_label_keys=list(match_label_keys),
+                           mismatch_label_keys=list(mismatch_label_keys))
 
 
 def _res(cpu: str | None, memory: str | None, extra: dict[str, str]) -> dict[str, str]:
@@ -203,6 +217,32 @@ class PodBuilder:
 
     def terminating(self) -> Self:
         self._pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+        return self
+
+    def affinity_term(self, t: PodAffinityTerm, anti: bool = False, weight: int = 0) -> Self:
+        """Add a pod (anti-)affinity term: required, or preferred with this weight when weight != 0."""
+        if self._pod.spec.affinity is None:
+            self._pod.spec.affinity = Affinity()
+        aff = self._pod.spec.affinity
+        group = (aff.pod_anti_affinity if anti else aff.pod_affinity) or PodAffinity()
+        if weight:
+            group.preferred.append(WeightedPodAffinityTerm(weight=weight, pod_affinity_term=t))
+        else:
+            group.required.append(t)
+        if anti:
+            aff.pod_anti_affinity = group
+        else:
+            aff.pod_affinity = group
+        return self
+
+    def pod_affinity_expr(self, key: str, op: str, values: list[str], topology_key: str,
+                          anti: bool = False, weight: int = 0) -> Self:
+        """kube-scheduler wrappers' PodAffinityIn/NotIn/Exists/NotExists (and the anti ones): one
+        term with one expression, required, or preferred with this weight."""
+        return self.affinity_term(affinity_term((key, op, values), topology_key=topology_key), anti, weight)
+
+    def labels(self, **labels: str) -> Self:
+        self._pod.metadata.labels = {**self._pod.metadata.labels, **labels}
         return self
 
     def volume(self, name: str, claim: str | None = None, ephemeral: bool = False) -> Self:

@@ -7,6 +7,7 @@ import click
 from . import __version__
 from .cli_bench import bench
 from .cli_cluster import cluster
+from .cli_explain import explain
 from .cli_pool import pool
 from .cli_run import run
 
@@ -45,3 +46,4 @@ main.add_command(run)
 main.add_command(cluster)
 main.add_command(pool)
 main.add_command(bench)
+main.add_command(explain)

@@ -7,12 +7,14 @@ import contextlib
 import logging
 import signal
 from collections.abc import Sequence
+from typing import Any
 
 import click
 import uvloop
 
 from . import logs, metrics
 from .api import ApiClient, ClusterConfig, KubeconfigError, load_config
+from .cli_leader import apply_flags, elector_for, leader_election_options
 from .config import ConfigError, load
 from .config.types import SchedulerConfig
 from .framework import PluginSpec, ProfileError
@@ -60,9 +62,10 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
               show_default=True, metavar="SECONDS",
               help="Exit non-zero (and fail /livez) when credentials or an informer have failed with errors "
                    "that waiting will not mend (exec plugin, token file, 4xx) for this long.")
+@leader_election_options
 def run(kubeconfig: str | None, context: str | None, config_path: str | None, scheduler_name: str | None,
         log_format: str, log_level: str, serve_address: str, event_loop: str, binds_in_flight: int,
-        failure_limit: float, plugin_flags: tuple[str, ...]) -> None:
+        failure_limit: float, plugin_flags: tuple[str, ...], **leader_flags: Any) -> None:
     """Watch pods that name this scheduler in spec.schedulerName, choose a node for each by
     kube-scheduler's rules, and bind it.
 
@@ -78,6 +81,7 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
         built_in = in_tree_registry()
         extra = out_of_tree_plugins(plugin_flags, built_in)
         config = load(config_path, scheduler_name_override=scheduler_name, registry=built_in.merged(extra))
+        config = apply_flags(config, config_path, leader_flags)
     except (PluginLoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     if extra:
@@ -87,9 +91,9 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
                     + ", ".join(config.unimplemented))
     unguarded = unguarded_profiles(config)
     if unguarded:
-        log.warning("these profiles do not run UnsupportedPodFields at preFilter, so their pods that use pod "
-                    "(anti-)affinity, topology spread constraints or PVC/ephemeral volumes are placed as if "
-                    "those fields were absent: " + ", ".join(unguarded))
+        log.warning("these profiles do not run UnsupportedPodFields at preFilter, so their pods that use "
+                    "topology spread constraints or PVC/ephemeral volumes are placed as if those fields were "
+                    "absent: " + ", ".join(unguarded))
     try:
         cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
     except KubeconfigError as exc:
@@ -119,7 +123,7 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
                          max_connections=binds_in_flight + 8) as client:
         scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit,
-                              out_of_tree=out_of_tree)
+                              out_of_tree=out_of_tree, elector=elector_for(client, config.leader_election))
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -43,6 +43,18 @@ class Metrics:
         self.algorithm = algorithm
         self.binding = binding
         self.registry.register(_PendingPods(pending))
+        # client-go's leader-election gauge; its series exists only when leader election is on.
+        self._leader = Gauge("leader_election_master_status",
+                             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+                             "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+                             ["name"], registry=self.registry)
+
+    def leader_status(self, name: str) -> Callable[[bool], None]:
+        """Start exporting leader_election_master_status{name=...} (at 0); the setter it returns takes
+        whether this process leads."""
+        child = self._leader.labels(name)
+        child.set(0)
+        return lambda leading: child.set(1 if leading else 0)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -29,11 +29,13 @@ from kubesched.api import (
     Informer,
     TaskSet,
     job_informer,
+    namespace_informer,
     node_informer,
     pod_informer,
 )
 from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.api.informer import REPLICA_SETS, REPLICATION_CONTROLLERS, SERVICES, STATEFUL_SETS
+from kubesched.api.leaderelection import LeaderElector
 from kubesched.api.pod_status import patch_pod_status
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
@@ -48,6 +50,7 @@ from kubesched.metrics import Metrics
 from kubesched.model.objects import (
     Job,
     LabelSelector,
+    Namespace,
     Node,
     Pod,
     ReplicaSet,
@@ -56,6 +59,7 @@ from kubesched.model.objects import (
     StatefulSet,
 )
 from kubesched.owner_selectors import OwnerSelectors
+from kubesched.plugins.inter_pod_affinity import InformerNamespaces
 from kubesched.plugins.pool_ownership import InformerJobs
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
@@ -70,6 +74,9 @@ POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 # scheduler gives up and exits non-zero (its restart re-reads the kubeconfig and service account).
 DEFAULT_FAILURE_LIMIT = 60.0
 
+# The `name` label of leader_election_master_status, as kube-scheduler labels its own "kube-scheduler".
+LEADER_METRIC_NAME = "kubesched"
+
 
 class SchedulerFailed(Exception):
     """The scheduler stopped because it cannot do its work; the message says why."""
@@ -78,13 +85,17 @@ class SchedulerFailed(Exception):
 class Scheduler:
     def __init__(self, client: ApiClient, config: SchedulerConfig, *, rng: random.Random | None = None,
                  max_binds_in_flight: int = 64, out_of_tree: Iterable[PluginSpec] = (),
-                 failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic) -> None:
+                 failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic,
+                 elector: LeaderElector | None = None) -> None:
         self.client = client
         self.config = config
         self.cache = Cache()
         # The informers' handlers come once the queue exists: the queue needs the profiles, whose
         # plugins read the informers.
         self.jobs: Informer[Job] = job_informer(client, Handlers())
+        # Namespace labels, for pod affinity's namespaceSelector. kube-scheduler registers no cluster
+        # event for a namespace (InterPodAffinity's EventsToRegister has none), so neither does this.
+        self.namespaces: Informer[Namespace] = namespace_informer(client, Handlers())
         # PodTopologySpread's default constraints select the pods of a pod's Services and controller.
         # kube-scheduler requeues no pod on their changes, so their informers only fill stores.
         self.services: Informer[Service] = Informer(client, SERVICES, Service, Handlers())
@@ -94,8 +105,10 @@ class Scheduler:
         self.stateful_sets: Informer[StatefulSet] = Informer(client, STATEFUL_SETS, StatefulSet, Handlers())
         self.owner_selectors = InformerSelectors(OwnerSelectors(
             self.services, self.replication_controllers, self.replica_sets, self.stateful_sets))
-        # The pool plugin reads Jobs from this scheduler's informer, never from the API per pod.
+        # The pool plugin reads Jobs, InterPodAffinity namespaces and PodTopologySpread owner selectors
+        # from this scheduler's informers, never from the API per pod.
         registry = in_tree_registry(jobs=InformerJobs(self.jobs),
+                                    namespaces=InformerNamespaces(self.namespaces),
                                     selectors=self.owner_selectors).merged(out_of_tree)
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
@@ -126,8 +139,8 @@ class Scheduler:
         self.stats = self.cycles.stats
         self.schedule_one = self.cycles.schedule_one
         self._informers: tuple[Informer[Any], ...] = (
-            self.nodes, self.jobs, self.services, self.replication_controllers, self.replica_sets,
-            self.stateful_sets, self.pods)
+            self.nodes, self.jobs, self.namespaces, self.services, self.replication_controllers,
+            self.replica_sets, self.stateful_sets, self.pods)
         self._background = TaskSet()
         self._stopping = asyncio.Event()
         self._failed_event = asyncio.Event()
@@ -135,6 +148,11 @@ class Scheduler:
         self.failure_limit = failure_limit
         self._clock = clock
         self.ready = asyncio.Event()
+        # With an elector, only the leader schedules; standbys keep their informers synced meanwhile.
+        self.elector = elector
+        self._campaign_task: asyncio.Task[Any] | None = None
+        if elector is not None:
+            elector.add_observer(self.metrics.leader_status(LEADER_METRIC_NAME))
 
     # --- running ------------------------------------------------------------------------------------
 
@@ -148,6 +166,8 @@ class Scheduler:
         self._background.spawn(self._watch_health(), name="health")
         started = time.monotonic()
         synced = asyncio.ensure_future(asyncio.gather(*(i.wait_synced() for i in self._informers)))
+        # Stopped before the sync, the gather ends cancelled: fetch that, or asyncio logs it as lost.
+        synced.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             if not await self._until(synced):
                 return await self._give_up()
@@ -162,9 +182,27 @@ class Scheduler:
         gc.collect()
         gc.freeze()
         self.ready.set()
+        if self.elector is not None and not await self._win_election(self.elector):
+            return await self._give_up()
         self._spawn_critical(self._schedule_loop(), name="scheduling-loop")
         await self._until(None)
         await self._give_up()
+
+    async def _win_election(self, elector: LeaderElector) -> bool:
+        """Campaign until leader (True), or until stopped or failed (False)."""
+        log.info("waiting to become leader", extra={"lease": elector.describe(), "identity": elector.identity})
+        self._campaign_task = self._spawn_critical(self._campaign(elector), name="leader-election")
+        won = asyncio.ensure_future(elector.leading.wait())
+        try:
+            return await self._until(won)
+        finally:
+            won.cancel()
+
+    async def _campaign(self, elector: LeaderElector) -> None:
+        await elector.run()
+        # run() returns only once the lease is lost: stop scheduling now and exit non-zero, as
+        # kube-scheduler does, so a restart rejoins as a standby with fresh caches.
+        self._fail("leader election lost")
 
     async def _until(self, step: asyncio.Future[Any] | None) -> bool:
         """Wait for `step` (or forever) unless stop() is called or the scheduler fails first;
@@ -187,7 +225,7 @@ class Scheduler:
             await self.stop()
             raise SchedulerFailed(self.failure)
 
-    def _spawn_critical(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+    def _spawn_critical(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """A task the scheduler cannot work without: if it ends before stop(), the scheduler fails."""
         def ended(task: asyncio.Task[Any]) -> None:
             if self._stopping.is_set():
@@ -195,7 +233,9 @@ class Scheduler:
             why = "was cancelled" if task.cancelled() else (
                 f"failed: {type(exc).__name__}: {exc}" if (exc := task.exception()) else "ended")
             self._fail(f"task {name} {why}")
-        self._background.spawn(coro, name=name).add_done_callback(ended)
+        task = self._background.spawn(coro, name=name)
+        task.add_done_callback(ended)
+        return task
 
     def _fail(self, reason: str) -> None:
         if self.failure is None:
@@ -227,15 +267,29 @@ class Scheduler:
             await asyncio.sleep(1.0)
 
     async def stop(self, grace: float = 10.0) -> None:
-        """Stop scheduling; let in-flight binds, events and conditions finish."""
+        """Stop scheduling; let in-flight binds, then events and conditions finish, all within `grace`
+        seconds (an unreachable apiserver must not hold a SIGTERM up for longer); hand the lease over
+        once no bind of this leader can still land."""
         self._stopping.set()
         self.queue.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
         await self.binds.wait(grace)
+        await self._step_down(deadline - loop.time())
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.events.flush(), grace)
+            await asyncio.wait_for(self.events.flush(), max(deadline - loop.time(), 0.0))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.conditions.flush(), grace)
+            await asyncio.wait_for(self.conditions.flush(), max(deadline - loop.time(), 0.0))
         await self._background.cancel()
+
+    async def _step_down(self, time_left: float) -> None:
+        if self.elector is None:
+            return
+        if self._campaign_task is not None:
+            # no renewal may race the release
+            self._campaign_task.cancel()
+            await asyncio.wait([self._campaign_task])
+        await self.elector.release(request_timeout=min(max(time_left, 1.0), 5.0))
 
     async def _schedule_loop(self) -> None:
         while not self._stopping.is_set():

@@ -59,10 +59,17 @@ def plane() -> Iterator[Kube]:
 
 
 class KubeschedProcess:
-    """`kubesched run` as a real subprocess against a plane, its log kept in a file for assertions."""
+    """`kubesched run` as a real subprocess against a plane, its log kept in a file for assertions.
 
-    def __init__(self, plane: Kube, args: list[str], log_path: Path, env: Mapping[str, str] | None = None) -> None:
+    Leader election is off unless the test passes a --leader-elect flag: the many kubesched a session
+    runs side by side, each under its own scheduler name, must not contend for one lease. `ready` is the
+    log line to wait for (every replica, standby or not, logs "caches synced")."""
+
+    def __init__(self, plane: Kube, args: list[str], log_path: Path, env: Mapping[str, str] | None = None,
+                 ready: str = "caches synced") -> None:
         self.plane = plane
+        if not any(a.startswith("--leader-elect") for a in args):
+            args = ["--leader-elect=false", *args]
         self.args = args
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
@@ -71,11 +78,11 @@ class KubeschedProcess:
              *args], stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env={**os.environ, **env} if env else None)
         deadline = time.monotonic() + 60
-        while "caches synced" not in self.log():
+        while ready not in self.log():
             if self.proc.poll() is not None:
                 raise RuntimeError(f"kubesched {' '.join(args)} exited with {self.proc.returncode}:\n{self.log()}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"kubesched {' '.join(args)} did not sync within 60 s:\n{self.log()}")
+                raise RuntimeError(f"kubesched {' '.join(args)} did not log {ready!r} within 60 s:\n{self.log()}")
             time.sleep(0.1)
 
     def log(self) -> str:
@@ -100,10 +107,11 @@ def start_kubesched(plane: Kube, tmp_path_factory: pytest.TempPathFactory) -> It
     started: list[KubeschedProcess] = []
     counter = iter(range(10**6))
 
-    def start(*args: str, on: Kube | None = None, env: Mapping[str, str] | None = None) -> KubeschedProcess:
+    def start(*args: str, on: Kube | None = None, env: Mapping[str, str] | None = None,
+              ready: str = "caches synced") -> KubeschedProcess:
         """`env` is added to this process's environment (e.g. PYTHONPATH for out-of-tree plugins)."""
         log_path = tmp_path_factory.mktemp("kubesched") / f"kubesched-{next(counter)}.log"
-        proc = KubeschedProcess(on or plane, list(args), log_path, env)
+        proc = KubeschedProcess(on or plane, list(args), log_path, env, ready)
         started.append(proc)
         return proc
 

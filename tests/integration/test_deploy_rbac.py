@@ -1,4 +1,5 @@
-"""deploy/rbac.yaml gives kubesched every right it uses: run it with the service account's token."""
+"""deploy/rbac.yaml gives kubesched every right it uses, its leader-election Lease included: run it with
+the service account's token."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .conftest import KubeschedProcess
 from .kube import Kube, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched"
 
 
 def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
@@ -29,7 +31,10 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
         "users": [{"name": "kubesched", "user": {"token": token}}],
         "contexts": [{"name": "sa", "context": {"cluster": "c", "user": "kubesched"}}],
     }))
-    proc = start_kubesched(f"--kubeconfig={kubeconfig}", "--scheduler-name=rbac-sched")
+    # with leader election on its default lock, so the Lease rules are exercised too
+    plane.delete(LEASE)
+    proc = start_kubesched(f"--kubeconfig={kubeconfig}", "--scheduler-name=rbac-sched", "--leader-elect",
+                           ready="became leader")
     ns = plane.namespace("rbac")
     # "too-big" must fit no node any test adds to the shared plane (some add 64-CPU nodes).
     for name, cpu in (("fits", "100m"), ("too-big", "100000")):
@@ -48,6 +53,8 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     assert "forbidden" not in log.lower(), log
     assert " 403" not in log, log
     assert proc.stop() == 0
+    assert plane.get(LEASE)["spec"]["holderIdentity"] == ""  # released
+    plane.delete(LEASE)
     for name in ("fits", "too-big"):
         plane.delete(f"/api/v1/namespaces/{ns}/pods/{name}?gracePeriodSeconds=0")
     # PodTopologySpread's owner informers: kubesched synced them before binding "fits"; the rights

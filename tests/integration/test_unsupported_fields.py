@@ -1,6 +1,7 @@
-"""On the real plane: pods that need InterPodAffinity or VolumeBinding stay Pending under kubesched,
-with PodScheduled=False and a FailedScheduling event naming each field, while a plain pod next to them
-is bound, and so is a pod with topologySpreadConstraints (PodTopologySpread evaluates them). Uses the
+"""On the real plane: pods that need VolumeBinding stay Pending under kubesched, with
+PodScheduled=False and a FailedScheduling event naming each field, while a plain pod next to them is
+bound, and so are pods with pod (anti-)affinity (InterPodAffinity evaluates those) and a pod with
+topologySpreadConstraints (PodTopologySpread evaluates them). Uses the
 session kubesched; adds no nodes, and deletes its namespace."""
 
 from __future__ import annotations
@@ -33,30 +34,38 @@ _CLAIM_TEMPLATE = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"req
 
 # pod name -> (spec fields, the fields its message names)
 PODS: dict[str, tuple[dict[str, Any], str]] = {
-    "affinity": ({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]}}},
-                 "spec.affinity.podAffinity"),
-    "anti-affinity": ({"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                          {"weight": 100, "podAffinityTerm": _TERM}]}}},
-                      "spec.affinity.podAntiAffinity"),
     "pvc": ({"volumes": [{"name": "tmp", "emptyDir": {}},
                          {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
             "spec.volumes[1].persistentVolumeClaim"),
     "ephemeral": ({"volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": _CLAIM_TEMPLATE}}]},
                   "spec.volumes[0].ephemeral"),
+    # Its pod affinity and spread constraint are evaluated, so only the volumes are named.
     "several": ({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]}},
-                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
-                "spec.affinity.podAntiAffinity and spec.volumes[0].persistentVolumeClaim"),
+                 "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": _HOSTNAME,
+                                                "whenUnsatisfiable": "ScheduleAnyway",
+                                                "labelSelector": {"matchLabels": {"app": "web"}}}],
+                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+                             {"name": "scratch", "ephemeral": {"volumeClaimTemplate": _CLAIM_TEMPLATE}}]},
+                "spec.volumes[0].persistentVolumeClaim and spec.volumes[1].ephemeral"),
+}
+# Evaluated by InterPodAffinity, not held back: `affinity` joins the bound plain pod (app=web) on its
+# node, `anti-affinity` only prefers to avoid it.
+EVALUATED: dict[str, dict[str, Any]] = {
+    "affinity": {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]}}},
+    "anti-affinity": {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": _TERM}]}}},
 }
 
 
-# Evaluated now: no longer rejected.
+# Evaluated by PodTopologySpread now: no longer rejected. It spreads pods of its own label, so the
+# app=web pods above (the affinity ones bound on a worker) cannot make it unsatisfiable.
 SPREAD = {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": _HOSTNAME, "whenUnsatisfiable": "DoNotSchedule",
-                                         "labelSelector": {"matchLabels": {"app": "web"}}}]}
+                                         "labelSelector": {"matchLabels": {"app": "spread"}}}]}
 
 
-def _manifest(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+def _manifest(name: str, spec: dict[str, Any], app: str = "web") -> dict[str, Any]:
     return pod_manifest(name, KUBESCHED, {"containers": [container(cpu="10m", memory="16Mi")], **spec},
-                        labels={"app": "web"})
+                        labels={"app": app})
 
 
 def _message(fields: str) -> re.Pattern[str]:
@@ -69,7 +78,10 @@ def created(plane: Kube, kubesched: KubeschedProcess) -> Any:
     for name, (spec, _) in PODS.items():
         create_pod(plane, NS, _manifest(name, spec))
     create_pod(plane, NS, _manifest("plain", {}))
-    create_pod(plane, NS, _manifest("spread", SPREAD))
+    wait_bound(plane, NS, "plain", timeout=30)
+    for name, spec in EVALUATED.items():
+        create_pod(plane, NS, _manifest(name, spec))
+    create_pod(plane, NS, _manifest("spread", SPREAD, app="spread"))
     try:
         yield plane
     finally:
@@ -85,6 +97,12 @@ def test_plain_pod_is_bound(created: Kube) -> None:
 def test_topology_spread_pod_is_bound(created: Kube) -> None:
     assert wait_bound(created, NS, "spread", timeout=30)
     assert latest_event(created, NS, "spread", "FailedScheduling") is None
+
+
+def test_pod_affinity_is_evaluated_not_held(created: Kube) -> None:
+    plain = wait_bound(created, NS, "plain", timeout=30)
+    assert wait_bound(created, NS, "affinity", timeout=30) == plain
+    assert wait_bound(created, NS, "anti-affinity", timeout=30)
 
 
 @pytest.mark.parametrize("name", list(PODS))

@@ -37,13 +37,20 @@ pod_st = st.tuples(
     st.booleans())
 
 
-def _skipped(status: Status | None) -> bool:
+def _skips(status: Status | None) -> bool:
     return status is not None and status.is_skip()
 
 
+# The incoming pod's pod (anti-)affinity terms: (anti, preferred, topology key, app it selects).
+terms_st = st.lists(st.tuples(st.booleans(), st.booleans(), st.sampled_from([*KEYS, "kubernetes.io/hostname"]),
+                              st.sampled_from(["a", "b"])), max_size=2)
+
+
 @settings(max_examples=60, deadline=None)
-@given(nodes=st.lists(node_st, min_size=1, max_size=8), pod=pod_st)
-def test_batch_paths_agree(nodes: list[tuple], pod: tuple) -> None:  # type: ignore[type-arg]
+@given(nodes=st.lists(node_st, min_size=1, max_size=8), pod=pod_st, pod_terms=terms_st,
+       existing_anti=st.booleans())
+def test_batch_paths_agree(nodes: list[tuple], pod: tuple,  # type: ignore[type-arg]
+                           pod_terms: list[tuple[bool, bool, str, str]], existing_anti: bool) -> None:
     builders, existing = [], []
     for i, (cpu, mem, slots, gpu, labels, taints, cordoned, used, with_port) in enumerate(nodes):
         b = make_node(f"n{i}").capacity(cpu=str(cpu), memory=f"{mem}Gi", pods=str(slots),
@@ -56,7 +63,9 @@ def test_batch_paths_agree(nodes: list[tuple], pod: tuple) -> None:  # type: ign
             b.image(300 * 1024 * 1024, "app:latest")
         builders.append(b)
         for j, milli in enumerate(used):
-            p = make_pod(f"e{i}-{j}").node(f"n{i}").req(cpu=f"{milli}m")
+            p = make_pod(f"e{i}-{j}").node(f"n{i}").req(cpu=f"{milli}m").labels(app="ab"[j % 2])
+            if existing_anti and i == 0 and j == 0:
+                p.pod_affinity(anti=True, topology_key="zone", app="a")
             existing.append(p.host_port(80) if with_port and j == 0 else p)
     milli, gib, gpu, selector, required, preferred, tolerations, port = pod
     pb = make_pod("p").req(cpu=f"{milli}m", memory=f"{gib}Gi", example_com__gpu=str(gpu)).image("app")
@@ -69,6 +78,9 @@ def test_batch_paths_agree(nodes: list[tuple], pod: tuple) -> None:  # type: ign
         pb.toleration(k, v, e, operator="Exists" if not v else "Equal")
     if port:
         pb.host_port(80)
+    pb.labels(app="a")
+    for anti, preferred_term, key, app in pod_terms:
+        pb.pod_affinity(anti=anti, preferred=preferred_term, topology_key=key, app=app)
     snap = snapshot_with(list(builders), list(existing))
     info = PodInfo(pb.obj())
     rows = snap.all_rows
@@ -76,9 +88,11 @@ def test_batch_paths_agree(nodes: list[tuple], pod: tuple) -> None:  # type: ign
         plugin: Any = spec.new({}, Handle())
         state = CycleState()
         pre = getattr(plugin, "pre_filter", None)
-        # A plugin whose PreFilter / PreScore says Skip is not run at Filter / Score, as the framework does.
-        filter_skipped = pre is not None and _skipped(pre(state, info, snap)[1])
-        if hasattr(plugin, "filter_batch") and not filter_skipped:
+        # A PreFilter that says Skip is not asked to filter (nor a PreScore that says Skip to
+        # score), as in the framework: InterPodAffinity skips a pod without pod affinity, PodTopologySpread
+        # one without constraints (of its own or by default).
+        skip_filter = pre is not None and _skips(pre(state, info, snap)[1])
+        if hasattr(plugin, "filter_batch") and not skip_filter:
             scalar = [plugin.filter(state, info, ni) for ni in snap.node_infos]
             mask = plugin.filter_batch(state, info, snap, rows)
             passed = [True] * snap.n if mask is None else mask.tolist()
@@ -89,7 +103,7 @@ def test_batch_paths_agree(nodes: list[tuple], pod: tuple) -> None:  # type: ign
                 assert batch == [scalar[i] for i in failing.tolist()], name
         if hasattr(plugin, "score_batch"):
             pre_score = getattr(plugin, "pre_score", None)
-            if pre_score is not None and _skipped(pre_score(state, info, snap, rows)):
+            if pre_score is not None and _skips(pre_score(state, info, snap, rows)):
                 continue
             scalar_scores = [plugin.score(state, info, ni, snap) for ni in snap.node_infos]
             assert plugin.score_batch(state, info, snap, rows).tolist() == scalar_scores, name

@@ -118,3 +118,27 @@ def test_schedule_and_assume_never_overcommit(nodes: list[tuple[int, int, int]],
         assert ni is not None
         assert ni.requested.milli_cpu <= ni.allocatable.milli_cpu
         assert len(ni.pods) <= ni.allocatable.allowed_pod_number
+
+
+def test_a_status_only_update_keeps_the_pod_info_and_a_real_change_replaces_it() -> None:
+    import msgspec
+
+    from kubesched.model.objects import PodCondition
+
+    cache = Cache()
+    cache.add_node(make_node("n1").capacity(cpu="4").obj())
+    bound = make_pod("p").node("n1").req(cpu="1").label("app", "a").obj()
+    cache.add_pod(bound)
+    info = cache.node_info("n1").pods[bound.metadata.uid]  # type: ignore[union-attr]
+    running = msgspec.structs.replace(bound, status=msgspec.structs.replace(
+        bound.status, phase="Running", conditions=[PodCondition(type="Ready", status="True")]))
+    cache.update_pod(running)
+    assert cache.node_info("n1").pods[bound.metadata.uid] is info  # type: ignore[union-attr]
+    relabelled = make_pod("p").node("n1").req(cpu="1").label("app", "b").obj()
+    cache.update_pod(relabelled)
+    replaced = cache.node_info("n1").pods[bound.metadata.uid]  # type: ignore[union-attr]
+    assert replaced is not info
+    assert replaced.pod.metadata.labels == {"app": "b"}
+    resized = make_pod("p").node("n1").req(cpu="2").label("app", "b").obj()
+    cache.update_pod(resized)
+    assert cache.node_info("n1").requested.milli_cpu == 2000  # type: ignore[union-attr]

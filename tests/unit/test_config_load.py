@@ -27,18 +27,19 @@ HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfigura
 REPO = Path(__file__).resolve().parents[2]
 
 DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
-                 ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
+                 ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
 # kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
 DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
-                  "NodeResourcesFit", "PodTopologySpread"]
+                  "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
 
 
 def names(profile: ProfileConfig, point: str) -> list[str]:
     return [p.name for p in profile.plugins[point]]
 
 
-# UnsupportedPodFields stands where kube-scheduler's VolumeRestrictions comes next.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-1], "UnsupportedPodFields", "PodTopologySpread"]
+# UnsupportedPodFields stands where kube-scheduler's VolumeRestrictions comes next, before
+# PodTopologySpread and InterPodAffinity.
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-2], "UnsupportedPodFields", "PodTopologySpread", "InterPodAffinity"]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,
@@ -73,7 +74,7 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert names(p, "preFilter") == DEFAULT_PREFILTER
     assert names(p, "filter") == DEFAULT_FILTER
     assert names(p, "preScore") == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
-                                    "NodeResourcesBalancedAllocation"]
+                                    "InterPodAffinity", "NodeResourcesBalancedAllocation"]
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
     assert all(not p.plugins[x] for x in ("postFilter", "reserve", "permit", "preBind", "postBind"))
@@ -86,8 +87,11 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     # args only for the plugins the profile runs
     assert p.plugin_args["UnsupportedPodFields"] == {"ignoredFields": []}
     assert p.plugin_args["PodTopologySpread"] == {"defaultConstraints": [], "defaultingType": "System"}
-    assert set(p.plugin_args) == {"CronJobPool", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-                                  "PodTopologySpread", "UnsupportedPodFields"}
+    assert p.plugin_args["InterPodAffinity"] == {"hardPodAffinityWeight": 1,
+                                                 "ignorePreferredTermsOfExistingPods": False}
+    assert set(p.plugin_args) == {"CronJobPool", "InterPodAffinity", "NodeAffinity",
+                                  "NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread",
+                                  "UnsupportedPodFields"}
     assert p.percentage_of_nodes_to_score is None
     assert config.percentage_of_nodes_to_score == 0
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)
@@ -228,6 +232,12 @@ ARGS_CASES = [
                                           "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2,
                                           "nodeAffinityPolicy": "Ignore"}]},
                  id="spread-list-defaulting"),
+    pytest.param("InterPodAffinity", "hardPodAffinityWeight: 100\nignorePreferredTermsOfExistingPods: true",
+                 {"hardPodAffinityWeight": 100, "ignorePreferredTermsOfExistingPods": True},
+                 id="inter-pod-affinity"),
+    pytest.param("InterPodAffinity", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: InterPodAffinityArgs",
+                 {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False},
+                 id="inter-pod-affinity-defaults"),
     pytest.param("TaintToleration", "anything: 1", {"anything": 1}, id="no-parser-passes-args-through"),
 ]
 
@@ -247,8 +257,7 @@ UNIMPLEMENTED_CASES = [
                  ["enableProfiling", "enableContentionProfiling"], id="profiling"),
     pytest.param("delayCacheUntilActive: true\n", ["delayCacheUntilActive"], id="delay-cache"),
     pytest.param("extenders: []\n", [], id="empty-extenders-is-nothing"),
-    pytest.param("leaderElection:\n  leaderElect: false\n  resourceName: x\n", ["leaderElection.resourceName"],
-                 id="leader-election-details"),
+    pytest.param("leaderElection:\n  leaderElect: false\n  resourceName: x\n", [], id="leader-election-is-implemented"),
     pytest.param("clientConnection:\n  contentType: application/vnd.kubernetes.protobuf\n",
                  ["clientConnection.contentType (application/vnd.kubernetes.protobuf; kubesched uses "
                   "application/json)"], id="protobuf"),
@@ -261,9 +270,11 @@ UNIMPLEMENTED_CASES = [
                  [], id="pod-topology-spread-is-implemented"),
     pytest.param("profiles:\n  - plugins:\n      postFilter:\n        enabled:\n          - name: DefaultPreemption\n",
                  ["profiles[0].plugins.postFilter.enabled[0] (DefaultPreemption)"], id="preemption"),
+    pytest.param("profiles:\n  - pluginConfig:\n      - name: VolumeBinding\n        args:\n"
+                 "          bindTimeoutSeconds: 60\n",
+                 ["profiles[0].pluginConfig[0] (VolumeBinding)"], id="args-for-unimplemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: InterPodAffinity\n        args:\n"
-                 "          hardPodAffinityWeight: 2\n",
-                 ["profiles[0].pluginConfig[0] (InterPodAffinity)"], id="args-for-unimplemented"),
+                 "          hardPodAffinityWeight: 2\n", [], id="inter-pod-affinity-args-are-implemented"),
     pytest.param("profiles:\n  - plugins:\n      placementScore:\n        enabled:\n          - name: X\n",
                  ["profiles[0].plugins.placementScore"], id="unimplemented-point"),
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        disabled:\n          - name: VolumeBinding\n",
@@ -293,8 +304,9 @@ def test_negative_qps_turns_rate_limiting_off_as_in_client_go() -> None:
 
 
 def test_leader_election_durations() -> None:
-    le = loads(HEAD + "leaderElection:\n  leaseDuration: 1m30s\n  renewDeadline: 500ms\n").leader_election
-    assert (le.lease_duration_seconds, le.renew_deadline_seconds, le.retry_period_seconds) == (90.0, 0.5, 2.0)
+    le = loads(HEAD + "leaderElection:\n  leaseDuration: 1m30s\n  renewDeadline: 500ms\n  retryPeriod: 400ms\n"
+               ).leader_election
+    assert (le.lease_duration_seconds, le.renew_deadline_seconds, le.retry_period_seconds) == (90.0, 0.5, 0.4)
     assert le.leader_elect is True
 
 
@@ -378,11 +390,11 @@ def test_realistic_kube_scheduler_config_loads_unchanged(tmp_path: Path) -> None
     first, second = config.profiles
     # an explicitly re-enabled default moves to the front of its extension point, as in kube-scheduler
     assert weights(first) == [("NodeResourcesBalancedAllocation", 5), ("TaintToleration", 3), ("NodeAffinity", 2),
-                              ("NodeResourcesFit", 1)]
+                              ("NodeResourcesFit", 1), ("InterPodAffinity", 2)]
     assert first.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "LeastAllocated"
     # PodTopologySpread disabled at score only: it still filters
     assert "PodTopologySpread" in names(first, "filter")
-    assert weights(second) == [*DEFAULT_SCORE[:4], ("ImageLocality", 1)]
+    assert weights(second) == [*DEFAULT_SCORE[:5], ("ImageLocality", 1)]
     assert second.plugin_args["PodTopologySpread"] == {
         "defaultingType": "List",
         "defaultConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
@@ -394,7 +406,4 @@ def test_realistic_kube_scheduler_config_loads_unchanged(tmp_path: Path) -> None
     assert config.percentage_of_nodes_to_score == 50
     assert config.client_connection.kubeconfig == "/etc/kubernetes/scheduler.conf"
     assert (config.client_connection.qps, config.client_connection.burst) == (100.0, 200)
-    assert config.unimplemented == (
-        "leaderElection.resourceName",
-        "leaderElection.resourceNamespace",
-    )
+    assert config.unimplemented == ()

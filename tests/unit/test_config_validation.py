@@ -92,10 +92,10 @@ CASES = [
                  id="unknown-plugin-set-field"),
     pytest.param(profile("plugins:\n  score:\n    enabled:\n      - name: Foo"),
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
-                 '"CronJobPool", "DefaultBinder", "ImageLocality", "NodeAffinity", "NodeName", "NodePorts", '
-                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "PodTopologySpread", '
-                 '"PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields" (kube-scheduler\'s '
-                 'DefaultPreemption',
+                 '"CronJobPool", "DefaultBinder", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName", '
+                 '"NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", '
+                 '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields" '
+                 '(kube-scheduler\'s DefaultPreemption',
                  id="unknown-plugin"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - weight: 1"),
                  "profiles[0].plugins.filter.enabled[0].name: Required value", id="plugin-without-name"),
@@ -149,6 +149,15 @@ CASES = [
                  '"kubescheduler.config.k8s.io/v1"', id="args-api-version"),
     pytest.param(profile("pluginConfig:\n  - name: NodeResourcesFit\n    args: [1]"),
                  "profiles[0].pluginConfig[0].args: Invalid value: [1]: must be a mapping", id="args-type"),
+    pytest.param(profile("pluginConfig:\n  - name: InterPodAffinity\n    args:\n      hardPodAffinityWeight: 101"),
+                 "profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 101: not in valid range "
+                 "[0, 100]", id="inter-pod-affinity-weight-too-big"),
+    pytest.param(profile("pluginConfig:\n  - name: InterPodAffinity\n    args:\n"
+                         "      ignorePreferredTermsOfExistingPods: maybe"),
+                 "profiles[0].pluginConfig[0].args.ignorePreferredTermsOfExistingPods", id="inter-pod-affinity-bool"),
+    pytest.param(profile("pluginConfig:\n  - name: InterPodAffinity\n    args:\n      hardPodAffinity: 2"),
+                 "profiles[0].pluginConfig[0].args.hardPodAffinity: Unknown field",
+                 id="inter-pod-affinity-unknown-arg"),
     pytest.param(fit_args("scoring: {}"), "profiles[0].pluginConfig[0].args.scoring: "
                  "Unknown field (did you mean scoringStrategy?): valid fields "
                  "here are: ignoredResourceGroups, ignoredResources, scoringStrategy", id="fit-unknown-field"),

@@ -41,6 +41,7 @@ IN_TREE_POINTS = {
     "NodeResourcesFit": {"preFilter", "filter", "preScore", "score"},
     "NodeResourcesBalancedAllocation": {"preScore", "score"},
     "PodTopologySpread": {"preFilter", "filter", "preScore", "score"},
+    "InterPodAffinity": {"preFilter", "filter", "preScore", "score"},
     "ImageLocality": {"score"},
     "DefaultBinder": {"bind"},
     "CronJobPool": {"preFilter", "filter"},
@@ -54,8 +55,8 @@ def test_in_tree_points_are_read_from_the_plugin_classes() -> None:
 
 def test_in_tree_args_parsers() -> None:
     assert sorted(in_tree_registry().args_parsers()) == [
-        "CronJobPool", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread",
-        "UnsupportedPodFields"]
+        "CronJobPool", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+        "PodTopologySpread", "UnsupportedPodFields"]
 
 
 @pytest.mark.parametrize("point", EXTENSION_POINTS)

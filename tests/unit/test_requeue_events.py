@@ -89,6 +89,14 @@ _CASES = [
     pytest.param(("NodeResourcesFit",), "status-only", False, id="fit-assigned-pod-status-update"),
     pytest.param(("NodeResourcesFit",), "relabel-pod", False, id="fit-assigned-pod-label-change"),
     pytest.param(("NodeResourcesFit",), "bind", False, id="fit-assigned-pod-add"),
+    # kube-scheduler's registrations (AssignedPod Add/UpdatePodLabel/Delete, Node Add/UpdateNodeLabel),
+    # without its queueing hints: every matching event moves the pod.
+    pytest.param(("InterPodAffinity",), "bind", True, id="pod-affinity-assigned-pod-add"),
+    pytest.param(("InterPodAffinity",), "delete-pod", True, id="pod-affinity-assigned-pod-delete"),
+    pytest.param(("InterPodAffinity",), "relabel-pod", True, id="pod-affinity-assigned-pod-label-change"),
+    pytest.param(("InterPodAffinity",), "add-node", True, id="pod-affinity-node-add"),
+    pytest.param(("InterPodAffinity",), "relabel", True, id="pod-affinity-node-label-change"),
+    pytest.param(("InterPodAffinity",), "untaint", False, id="pod-affinity-node-taint-change"),
     # The fields it rejects are immutable: no cluster event can change its verdict.
     pytest.param(("UnsupportedPodFields",), "add-node", False, id="unsupported-fields-node-add"),
     pytest.param(("UnsupportedPodFields",), "delete-pod", False, id="unsupported-fields-assigned-pod-delete"),

@@ -1,4 +1,6 @@
-"""UnsupportedPodFields: pods that need a plugin kubesched lacks stay Pending, naming each field."""
+"""UnsupportedPodFields: pods that need a plugin kubesched lacks stay Pending, naming each field.
+Pod (anti-)affinity and topology spread constraints are not such fields any more: InterPodAffinity and
+PodTopologySpread evaluate them."""
 
 from __future__ import annotations
 
@@ -10,14 +12,15 @@ import pytest
 
 from kubesched.config import ConfigError, load, loads
 from kubesched.config import kube_scheduler_default_plugins as default_plugins
-from kubesched.framework import Code, CycleState, FitError, PodInfo, ScheduleResult
+from kubesched.framework import Code, CycleState, FitError, PodInfo, ScheduleResult, build_profile
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.model.decode import TolerantDecoder
 from kubesched.model.objects import Affinity, Node, Pod, PodAffinity
 from kubesched.plugins import unsupported_fields
+from kubesched.plugins.registry import in_tree_registry
 from kubesched.plugins.unsupported_fields import FIELDS as UNSUPPORTED_POD_FIELDS
 from kubesched.plugins.unsupported_fields import NAME, UnsupportedPodFields
-from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
+from tests.builders import NodeBuilder, PodBuilder, label_selector, make_node, make_pod
 from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -41,14 +44,12 @@ def run(plugin: UnsupportedPodFields, pod: PodBuilder) -> tuple[Code, tuple[str,
     pytest.param(make_pod("p").required("zone", "In", "a").node_selector(disk="ssd").volume("cache"), None,
                  id="node-affinity-and-plain-volume-pass"),
     pytest.param(_empty_pod_affinity(), None, id="empty-pod-affinity-asks-nothing"),
-    pytest.param(make_pod("p").pod_affinity(app="db"),
-                 "pod uses spec.affinity.podAffinity" + NOT_YET, id="pod-affinity"),
-    pytest.param(make_pod("p").pod_affinity(preferred=True, app="db"),
-                 "pod uses spec.affinity.podAffinity" + NOT_YET, id="preferred-pod-affinity"),
-    pytest.param(make_pod("p").pod_affinity(anti=True, app="web"),
-                 "pod uses spec.affinity.podAntiAffinity" + NOT_YET, id="pod-anti-affinity"),
-    pytest.param(make_pod("p").pod_affinity(anti=True, preferred=True, app="web"),
-                 "pod uses spec.affinity.podAntiAffinity" + NOT_YET, id="preferred-pod-anti-affinity"),
+    # InterPodAffinity evaluates these now.
+    pytest.param(make_pod("p").pod_affinity(app="db"), None, id="pod-affinity-passes"),
+    pytest.param(make_pod("p").pod_affinity(preferred=True, app="db"), None, id="preferred-pod-affinity-passes"),
+    pytest.param(make_pod("p").pod_affinity(anti=True, app="web"), None, id="pod-anti-affinity-passes"),
+    pytest.param(make_pod("p").pod_affinity(anti=True, preferred=True, app="web"), None,
+                 id="preferred-pod-anti-affinity-passes"),
     # PodTopologySpread evaluates these now.
     pytest.param(make_pod("p").spread(), None, id="topology-spread-passes"),
     pytest.param(make_pod("p").spread(when_unsatisfiable="ScheduleAnyway"), None,
@@ -60,25 +61,25 @@ def run(plugin: UnsupportedPodFields, pod: PodBuilder) -> tuple[Code, tuple[str,
     pytest.param(make_pod("p").volume("a", claim="a").volume("b", claim="b"),
                  "pod uses spec.volumes[0].persistentVolumeClaim and spec.volumes[1].persistentVolumeClaim"
                  + NOT_YET, id="two-pvcs"),
-    pytest.param(make_pod("p").volume("data", claim="d").spread().pod_affinity(anti=True, app="x")
-                 .pod_affinity(app="y"),
-                 "pod uses spec.affinity.podAffinity, spec.affinity.podAntiAffinity "
-                 "and spec.volumes[0].persistentVolumeClaim" + NOT_YET,
+    pytest.param(make_pod("p").volume("data", claim="d").volume("s", ephemeral=True).spread()
+                 .pod_affinity(anti=True, app="x").pod_affinity(app="y"),
+                 "pod uses spec.volumes[0].persistentVolumeClaim and spec.volumes[1].ephemeral" + NOT_YET,
                  id="all-in-spec-order"),
 ])
 def test_reject(pod: PodBuilder, want: str | None) -> None:
     assert run(UnsupportedPodFields(), pod) == (None if want is None else (UNRESOLVABLE, (want,)))
 
 
-_ALL = make_pod("p").pod_affinity(app="y").pod_affinity(anti=True, app="x").spread().volume("d", claim="d")
+_ALL = (make_pod("p").pod_affinity(app="y").pod_affinity(anti=True, app="x").spread().volume("d", claim="d")
+        .volume("e", ephemeral=True))
 
 
 @pytest.mark.parametrize(("ignored", "pod", "want"), [
-    pytest.param({"podAntiAffinity"}, make_pod("p").pod_affinity(anti=True, app="x"), None, id="ignored-passes"),
-    pytest.param({"podAntiAffinity"}, make_pod("p").pod_affinity(app="x"),
-                 "pod uses spec.affinity.podAffinity" + NOT_YET, id="other-field-still-rejected"),
-    pytest.param({"podAffinity", "persistentVolumeClaim"}, _ALL,
-                 "pod uses spec.affinity.podAntiAffinity" + NOT_YET, id="only-the-rest-named"),
+    pytest.param({"persistentVolumeClaim"}, make_pod("p").volume("d", claim="d"), None, id="ignored-passes"),
+    pytest.param({"ephemeral"}, make_pod("p").volume("d", claim="d"),
+                 "pod uses spec.volumes[0].persistentVolumeClaim" + NOT_YET, id="other-field-still-rejected"),
+    pytest.param({"persistentVolumeClaim"}, _ALL, "pod uses spec.volumes[1].ephemeral" + NOT_YET,
+                 id="only-the-rest-named"),
     pytest.param(set(UNSUPPORTED_POD_FIELDS), _ALL, None, id="all-ignored"),
     pytest.param({"persistentVolumeClaim"}, make_pod("p").volume("s", ephemeral=True),
                  "pod uses spec.volumes[0].ephemeral" + NOT_YET, id="ephemeral-is-its-own-field"),
@@ -89,16 +90,16 @@ def test_ignore(ignored: set[str], pod: PodBuilder, want: str | None) -> None:
 
 
 def test_ignored_pod_is_warned_about_once(caplog: pytest.LogCaptureFixture) -> None:
-    plugin = unsupported_fields.new({"ignoredFields": ["podAntiAffinity"]})
-    pod = make_pod("spread").pod_affinity(anti=True, app="x")
+    plugin = unsupported_fields.new({"ignoredFields": ["persistentVolumeClaim"]})
+    pod = make_pod("claimed").volume("d", claim="d")
     with caplog.at_level(logging.WARNING, logger=unsupported_fields.__name__):
         for _ in range(3):
             assert run(plugin, pod) is None
         assert run(plugin, make_pod("plain")) is None
     records = [r for r in caplog.records if r.name == unsupported_fields.__name__]
     assert len(records) == 1
-    assert records[0].__dict__["pod"] == "default/spread"
-    assert records[0].__dict__["fields"] == "spec.affinity.podAntiAffinity"
+    assert records[0].__dict__["pod"] == "default/claimed"
+    assert records[0].__dict__["fields"] == "spec.volumes[0].persistentVolumeClaim"
 
 
 def test_only_its_own_update_requeues_the_pod() -> None:
@@ -109,9 +110,10 @@ def test_field_names_agree_with_the_config_parser() -> None:
     assert unsupported_fields.FIELDS == UNSUPPORTED_POD_FIELDS
 
 
-def test_factory_refuses_an_unknown_field() -> None:
-    with pytest.raises(ValueError, match="podAffinities"):
-        unsupported_fields.new({"ignoredFields": ["podAffinities"]})
+@pytest.mark.parametrize("field", ["podAffinities", "podAffinity", "podAntiAffinity", "topologySpreadConstraints"])
+def test_factory_refuses_an_unknown_field(field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        unsupported_fields.new({"ignoredFields": [field]})
 
 
 # --- in the default profile -------------------------------------------------------------------------
@@ -124,13 +126,16 @@ def test_default_profile_runs_it_at_pre_filter() -> None:
 
 def test_users_kube_scheduler_config_keeps_it() -> None:
     # A kube-scheduler file that names the plugins kubesched lacks: they are warned about as
-    # unimplemented (PodTopologySpread is implemented), and the pods that need them are still
-    # rejected, not misplaced.
+    # unimplemented, and the pods that need them are still rejected, not misplaced. InterPodAffinity
+    # and PodTopologySpread are implemented: named again, they stay where they are.
     config = loads("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
                    "profiles:\n  - schedulerName: default-scheduler\n    plugins:\n      multiPoint:\n"
-                   "        enabled:\n          - name: InterPodAffinity\n          - name: PodTopologySpread\n")
-    assert NAME in [ref.name for ref in config.profiles[0].plugins["preFilter"]]
-    assert config.unimplemented == ("profiles[0].plugins.multiPoint.enabled[0] (InterPodAffinity)",)
+                   "        enabled:\n          - name: InterPodAffinity\n          - name: PodTopologySpread\n"
+                   "          - name: VolumeBinding\n")
+    pre_filter = [ref.name for ref in config.profiles[0].plugins["preFilter"]]
+    assert NAME in pre_filter
+    assert pre_filter[-3:] == [NAME, "PodTopologySpread", "InterPodAffinity"]
+    assert config.unimplemented == ("profiles[0].plugins.multiPoint.enabled[2] (VolumeBinding)",)
 
 
 def _cycle(pod: PodBuilder, **args: dict[str, Any]) -> ScheduleResult | FitError:
@@ -140,17 +145,54 @@ def _cycle(pod: PodBuilder, **args: dict[str, Any]) -> ScheduleResult | FitError
 
 
 def test_fit_error_message_is_kube_schedulers_pre_filter_shape() -> None:
-    result = _cycle(make_pod("p").req(cpu="1").pod_affinity(anti=True, app="web"))
+    result = _cycle(make_pod("p").req(cpu="1").volume("data", claim="d"))
     assert isinstance(result, FitError)
-    assert result.message() == ("0/4 nodes are available: pod uses spec.affinity.podAntiAffinity, "
+    assert result.message() == ("0/4 nodes are available: pod uses spec.volumes[0].persistentVolumeClaim, "
                                 "which kubesched does not evaluate yet.")
     assert result.diagnosis.unschedulable_plugins == {NAME}
 
 
 def test_ignored_field_is_scheduled_as_before() -> None:
-    result = _cycle(make_pod("p").req(cpu="1").pod_affinity(anti=True, app="web"),
-                    UnsupportedPodFields={"ignoredFields": ["podAntiAffinity"]})
+    result = _cycle(make_pod("p").req(cpu="1").volume("data", claim="d"),
+                    UnsupportedPodFields={"ignoredFields": ["persistentVolumeClaim"]})
     assert isinstance(result, ScheduleResult)
+
+
+def _hosts() -> list[Node | NodeBuilder]:
+    return [make_node(f"n{i}").capacity(cpu="4", memory="8Gi", pods="110").label("kubernetes.io/hostname", f"n{i}")
+            for i in range(4)]
+
+
+def test_pod_affinity_is_evaluated_not_rejected() -> None:
+    # The first pod of a self-affine group may go to any node with the topology label
+    # (InterPodAffinity's rule); a pod whose terms no pod matches goes nowhere.
+    result = schedule(_hosts(), make_pod("p").req(cpu="1").labels(app="web").pod_affinity(app="web"))
+    assert isinstance(result, ScheduleResult)
+    result = schedule(_hosts(), make_pod("p").req(cpu="1").pod_affinity(app="db"))
+    assert isinstance(result, FitError)
+    assert result.message() == "0/4 nodes are available: 4 node(s) didn't match pod affinity rules."
+    assert result.diagnosis.unschedulable_plugins == {"InterPodAffinity"}
+
+
+def test_profile_without_inter_pod_affinity_ignores_pod_affinity() -> None:
+    # As in kube-scheduler: a profile that disables the plugin places the pod as if it had no terms.
+    config = loads("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                   "profiles:\n  - plugins:\n      multiPoint:\n        disabled:\n"
+                   "          - name: InterPodAffinity\n")
+    profile = build_profile(config.profiles[0], in_tree_registry())
+    result = schedule(_hosts(), make_pod("p").req(cpu="1").pod_affinity(app="db"), profile=profile)
+    assert isinstance(result, ScheduleResult)
+
+
+def test_topology_spread_is_evaluated_not_rejected() -> None:
+    # A spread pod is placed by PodTopologySpread's rules; a hard constraint over a label no node has
+    # fits nowhere, with PodTopologySpread's reason, not UnsupportedPodFields'.
+    result = schedule(_hosts(), make_pod("p").req(cpu="1").labels(app="web")
+                      .spread(1, "kubernetes.io/hostname", selector=label_selector(app="web")))
+    assert isinstance(result, ScheduleResult)
+    result = schedule(_hosts(), make_pod("p").req(cpu="1").spread(1, "zone", selector=label_selector(app="web")))
+    assert isinstance(result, FitError)
+    assert result.diagnosis.unschedulable_plugins == {"PodTopologySpread"}
 
 
 def test_plain_pod_is_scheduled() -> None:
@@ -165,8 +207,8 @@ def _config(args: str) -> str:
 
 
 @pytest.mark.parametrize(("args", "want"), [
-    pytest.param("          ignoredFields: [podAntiAffinity, persistentVolumeClaim]\n",
-                 {"ignoredFields": ["podAntiAffinity", "persistentVolumeClaim"]}, id="two"),
+    pytest.param("          ignoredFields: [ephemeral, persistentVolumeClaim]\n",
+                 {"ignoredFields": ["ephemeral", "persistentVolumeClaim"]}, id="two"),
     pytest.param("          ignoredFields: []\n", {"ignoredFields": []}, id="empty"),
     pytest.param("          ignoredFields: null\n", {"ignoredFields": []}, id="null"),
     pytest.param("          {}\n", {"ignoredFields": []}, id="none"),
@@ -176,13 +218,17 @@ def test_args(args: str, want: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(("args", "want"), [
-    pytest.param("          ignoredFields: [podAffinity, podAffinities]\n",
+    pytest.param("          ignoredFields: [ephemeral, podAffinities]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[1]: Unsupported value: "podAffinities": '
-                 'supported values: "podAffinity", "podAntiAffinity", "persistentVolumeClaim", '
-                 '"ephemeral"', id="unknown-field"),
+                 'supported values: "persistentVolumeClaim", "ephemeral"', id="unknown-field"),
     pytest.param("          ignoredFields: [topologySpreadConstraints]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[0]: Unsupported value: '
-                 '"topologySpreadConstraints"', id="spread-is-no-longer-a-field"),
+                 '"topologySpreadConstraints": supported values: "persistentVolumeClaim", "ephemeral"',
+                 id="spread-is-no-longer-a-field"),
+    pytest.param("          ignoredFields: [podAntiAffinity]\n",
+                 'profiles[0].pluginConfig[0].args.ignoredFields[0]: Unsupported value: "podAntiAffinity": '
+                 'supported values: "persistentVolumeClaim", "ephemeral"',
+                 id="pod-anti-affinity-is-no-field-now"),
     pytest.param("          ignoredFields: [ephemeral, ephemeral]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[1]: Duplicate value: "ephemeral"', id="duplicate"),
     pytest.param("          ignoredFields: [3]\n", "profiles[0].pluginConfig[0].args.ignoredFields[0]",
@@ -214,6 +260,9 @@ def test_bad_args_name_the_field(args: str, want: str) -> None:
                  [], id="spread-is-evaluated"),
     pytest.param({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": None}}}, [],
                  id="null-terms"),
+    pytest.param({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}, [],
+                 id="pod-affinity-is-evaluated"),
 ])
 def test_decode(spec: dict[str, Any], found: list[str]) -> None:
     pod = TolerantDecoder(Pod).decode(msgspec.json.encode({"metadata": {"name": "p"}, "spec": spec}))

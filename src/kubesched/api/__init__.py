@@ -13,6 +13,7 @@ from kubesched.api.informer import (
     Informer,
     diff_relist,
     job_informer,
+    namespace_informer,
     node_informer,
     pod_informer,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "load_config",
     "load_incluster",
     "load_kubeconfig",
+    "namespace_informer",
     "node_informer",
     "pod_informer",
     "set_pod_unschedulable",

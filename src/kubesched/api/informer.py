@@ -1,7 +1,7 @@
 """List + watch into a local store, decoding the apiserver's JSON straight into msgspec structs.
 
-One informer per resource (Pods in all namespaces, Nodes, batch/v1 Jobs). It lists page by page,
-then watches from the list's resourceVersion with bookmarks on. When the apiserver says the
+One informer per resource (Pods in all namespaces, Nodes, batch/v1 Jobs, Namespaces). It lists page
+by page, then watches from the list's resourceVersion with bookmarks on. When the apiserver says the
 resourceVersion is too old (HTTP 410, or an ERROR event with code 410) it lists again and diffs the
 new list against its store, so objects deleted during the gap reach `on_delete` (lightkube and
 kr8s lose those). Network errors reconnect with backoff from the last resourceVersion seen.
@@ -23,7 +23,7 @@ import msgspec
 from kubesched.api.client import ApiClient, Params
 from kubesched.api.errors import ApiConnectionError, ApiError, Status
 from kubesched.model.decode import ListDecoder, Skipped, TolerantDecoder, object_meta
-from kubesched.model.objects import Job, ListMeta, Node, ObjectMeta, Pod
+from kubesched.model.objects import Job, ListMeta, Namespace, Node, ObjectMeta, Pod
 
 log = logging.getLogger(__name__)
 
@@ -419,3 +419,8 @@ def node_informer(client: ApiClient, handler: EventHandler[Node]) -> Informer[No
 
 def job_informer(client: ApiClient, handler: EventHandler[Job]) -> Informer[Job]:
     return Informer(client, JOBS, Job, handler)
+
+
+def namespace_informer(client: ApiClient, handler: EventHandler[Namespace]) -> Informer[Namespace]:
+    """Namespaces, for their labels (pod affinity's namespaceSelector); keyed by name."""
+    return Informer(client, NAMESPACES, Namespace, handler)

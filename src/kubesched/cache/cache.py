@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kubesched.framework.events import same_for_scheduling
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Node, Pod
@@ -162,6 +163,12 @@ class Cache:
         self._place(info, pod.spec.node_name)
 
     def update_pod(self, pod: Pod) -> None:
+        uid = pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}"
+        state = self._pods.get(uid)
+        if (state is not None and not state.assumed and state.node_name == pod.spec.node_name
+                and same_for_scheduling(state.info.pod, pod)):
+            # Most updates of a bound pod are its phase and conditions: nothing a plugin reads.
+            return
         self.add_pod(pod)
 
     def remove_pod(self, pod: Pod) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,7 +47,6 @@ LEADER_ELECTION_FIELDS = (
     "leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
     "resourceNamespace",
 )
-IMPLEMENTED_LEADER_ELECTION = frozenset({"leaderElect"})
 CLIENT_CONNECTION_FIELDS = ("kubeconfig", "acceptContentTypes", "contentType", "qps", "burst")
 # kubesched's client speaks JSON only; protobuf (kube-scheduler's default) is warned about, not used.
 SUPPORTED_CONTENT_TYPES = ("application/json",)
@@ -139,7 +139,7 @@ def from_dict(
         client_connection=_client_connection(doc, errs, unimplemented),
         pod_initial_backoff_seconds=float(initial),
         pod_max_backoff_seconds=float(maximum),
-        leader_election=_leader_election(doc, errs, unimplemented),
+        leader_election=_leader_election(doc, errs),
         unimplemented=tuple(unimplemented),
     )
     if errs:
@@ -227,13 +227,11 @@ def _client_connection(doc: Mapping[str, Any], errs: Errors, unimplemented: list
     )
 
 
-def _leader_election(doc: Mapping[str, Any], errs: Errors, unimplemented: list[str]) -> LeaderElection:
+def _leader_election(doc: Mapping[str, Any], errs: Errors) -> LeaderElection:
     path = "leaderElection"
+    before = len(errs)
     obj = get_mapping(doc, path, "", errs) or {}
     check_fields(obj, path, LEADER_ELECTION_FIELDS, errs)
-    for name in LEADER_ELECTION_FIELDS:
-        if name not in IMPLEMENTED_LEADER_ELECTION and obj.get(name) not in (None, ""):
-            unimplemented.append(child(path, name))
     d = LeaderElection()
     elect = get_bool(obj, "leaderElect", path, errs)
     # a zero duration or empty name means "default" in kube-scheduler's defaulting
@@ -246,19 +244,74 @@ def _leader_election(doc: Mapping[str, Any], errs: Errors, unimplemented: list[s
         resource_name=get_str(obj, "resourceName", path, errs) or d.resource_name,
         resource_namespace=get_str(obj, "resourceNamespace", path, errs) or d.resource_namespace,
     )
-    if out.leader_elect:
-        for name, value in (("leaseDuration", out.lease_duration_seconds),
-                            ("renewDeadline", out.renew_deadline_seconds),
-                            ("retryPeriod", out.retry_period_seconds)):
-            if value <= 0:
-                errs.append(e.invalid(child(path, name), obj.get(name), "must be greater than zero"))
-        if out.lease_duration_seconds <= out.renew_deadline_seconds:
-            errs.append(e.invalid(child(path, "leaseDuration"), obj.get("leaseDuration", "15s"),
-                                  "must be greater than `renewDeadline`"))
-        if out.resource_lock != "leases":
-            errs.append(e.unsupported(child(path, "resourceLock"), out.resource_lock, ("leases",),
-                                      ' (resourceLock value must be "leases")'))
+    if len(errs) == before:  # a field that did not parse has been named already
+        errs.extend(validate_leader_election(out))
     return out
+
+
+# client-go's leaderelection.JitterFactor: a renewal round must leave room for a jittered retry.
+JITTER_FACTOR = 1.2
+
+
+def validate_leader_election(le: LeaderElection) -> list[FieldError]:
+    """kube-scheduler's checks (component-base ValidateLeaderElectionConfiguration), plus the one that
+    client-go's NewLeaderElector makes at start-up (renewDeadline > retryPeriod*JitterFactor): here it
+    is a field error before anything starts, not a failure once running."""
+    errs: list[FieldError] = []
+    if not le.leader_elect:
+        return errs
+    path = "leaderElection"
+    lease, renew, retry = le.lease_duration_seconds, le.renew_deadline_seconds, le.retry_period_seconds
+    for name, value in (("leaseDuration", lease), ("renewDeadline", renew), ("retryPeriod", retry)):
+        if value <= 0:
+            errs.append(e.invalid(child(path, name), format_duration(value), "must be greater than zero"))
+    if lease <= renew:
+        errs.append(e.invalid(child(path, "leaseDuration"), format_duration(lease),
+                              "must be greater than `renewDeadline`"))
+    if retry > 0 and renew <= JITTER_FACTOR * retry:
+        errs.append(e.invalid(child(path, "renewDeadline"), format_duration(renew),
+                              f"must be greater than retryPeriod*JitterFactor ({format_duration(retry)} * "
+                              f"{JITTER_FACTOR})"))
+    if le.resource_lock != "leases":
+        errs.append(e.unsupported(child(path, "resourceLock"), le.resource_lock, ("leases",),
+                                  ' (resourceLock value must be "leases")'))
+    for name, text in (("resourceName", le.resource_name), ("resourceNamespace", le.resource_namespace)):
+        if not text:
+            errs.append(e.required(child(path, name)))
+    return errs
+
+
+def override_leader_election(config: SchedulerConfig, source: str,
+                             **flags: bool | float | str | None) -> SchedulerConfig:
+    """`config` with the --leader-elect* flags that were given (not None) applied over the file's
+    leaderElection, then validated, as kube-scheduler's ApplyLeaderElectionTo does. Keys are
+    LeaderElection's field names. Raises ConfigError naming the fields."""
+    given = {k: v for k, v in flags.items() if v is not None}
+    if not given:
+        return config
+    le = dataclasses.replace(config.leader_election, **given)  # type: ignore[arg-type]
+    errs = validate_leader_election(le)
+    if errs:
+        raise ConfigError(source, errs)
+    return dataclasses.replace(config, leader_election=le)
+
+
+def format_duration(seconds: float) -> str:
+    """A Go duration string, as time.Duration.String() writes it ("15s", "1m30s", "500ms")."""
+    if seconds == 0:
+        return "0s"
+    sign = "-" if seconds < 0 else ""
+    magnitude = abs(seconds)
+    if magnitude < 1:
+        return f"{sign}{magnitude * 1000:g}ms"
+    hours, rest = divmod(magnitude, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{secs:g}s"
+    if hours:
+        return f"{sign}{hours:g}h{minutes:g}m{text}"
+    if minutes:
+        return f"{sign}{minutes:g}m{text}"
+    return sign + text
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -78,7 +78,7 @@ PLUGINS_FIELDS = (*EXTENSION_POINTS, MULTI_POINT, *UNIMPLEMENTED_POINTS)
 # kubesched's own default list: kube-scheduler's, plus the CronJob pool (kubesched's signature) placed
 # before TaintToleration, so a pool node's taint is reported as "reserved for the pool" to other pods;
 # and UnsupportedPodFields where the first plugin it stands in for would run, so a pod that needs
-# VolumeBinding or InterPodAffinity is rejected, not placed as if it did not.
+# VolumeBinding is rejected, not placed as if it did not.
 _POOL_AFTER = "NodeUnschedulable"
 _UNSUPPORTED_BEFORE = "VolumeRestrictions"
 KUBESCHED_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = tuple(

@@ -30,13 +30,14 @@ class ClientConnection:
 
 @dataclass(frozen=True)
 class LeaderElection:
-    # kube-scheduler's defaults; only `leader_elect` is honoured so far (see load.IMPLEMENTED_LEADER_ELECTION)
+    # kube-scheduler's defaults, except the lock's name: kubesched must never contend for kube-scheduler's
+    # own lease when it runs beside it.
     leader_elect: bool = True
     lease_duration_seconds: float = 15.0
     renew_deadline_seconds: float = 10.0
     retry_period_seconds: float = 2.0
     resource_lock: str = "leases"
-    resource_name: str = "kube-scheduler"
+    resource_name: str = "kubesched"
     resource_namespace: str = "kube-system"
 
 

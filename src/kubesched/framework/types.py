@@ -125,14 +125,18 @@ class NodeInfo:
     """A node and the sums of the pods on it (bound and assumed), as a cycle reads them."""
 
     __slots__ = ("allocatable", "image_sizes", "labels", "name", "no_schedule_taints", "node",
-                 "non0_cpu", "non0_mem", "pods", "prefer_no_schedule_taints", "requested",
-                 "unschedulable", "used_ports")
+                 "non0_cpu", "non0_mem", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
+                 "prefer_no_schedule_taints", "requested", "unschedulable", "used_ports")
 
     def __init__(self, node: Node, pods: Iterable[PodInfo | Pod] = ()) -> None:
         self.requested = Resource()
         self.non0_cpu = 0
         self.non0_mem = 0
         self.pods: dict[str, PodInfo] = {}
+        # The pods with pod (anti-)affinity, and those with required anti-affinity (kube-scheduler's
+        # PodsWithAffinity, PodsWithRequiredAntiAffinity): InterPodAffinity reads only these.
+        self.pods_with_affinity: dict[str, PodInfo] = {}
+        self.pods_with_required_anti_affinity: dict[str, PodInfo] = {}
         self.used_ports = HostPortInfo()
         self.set_node(node)
         for p in pods:
@@ -159,6 +163,11 @@ class NodeInfo:
         if pi.uid in self.pods:
             self.remove_pod(self.pods[pi.uid])
         self.pods[pi.uid] = pi
+        aff = pi.pod.spec.affinity
+        if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None):
+            self.pods_with_affinity[pi.uid] = pi
+            if aff.pod_anti_affinity is not None and aff.pod_anti_affinity.required:
+                self.pods_with_required_anti_affinity[pi.uid] = pi
         self.requested.add(pi.requests)
         self.non0_cpu += pi.non0_cpu
         self.non0_mem += pi.non0_mem
@@ -169,6 +178,9 @@ class NodeInfo:
         cur = self.pods.pop(pi.uid, None)
         if cur is None:
             return False
+        if self.pods_with_affinity:
+            self.pods_with_affinity.pop(pi.uid, None)
+            self.pods_with_required_anti_affinity.pop(pi.uid, None)
         self.requested.add(cur.requests, -1)
         self.non0_cpu -= cur.non0_cpu
         self.non0_mem -= cur.non0_mem

@@ -15,6 +15,7 @@ from kubesched.plugins import (
     cronjob_pool,
     default_binder,
     image_locality,
+    inter_pod_affinity,
     node_affinity,
     node_affinity_args,
     node_name,
@@ -29,16 +30,19 @@ from kubesched.plugins import (
     taint_toleration,
     unsupported_fields,
 )
+from kubesched.plugins.inter_pod_affinity import NamespaceLister
 from kubesched.plugins.pod_topology_spread import SelectorLister
 from kubesched.plugins.pool_ownership import JobLookup
 
 
-def in_tree_registry(jobs: JobLookup | None = None, selectors: SelectorLister | None = None) -> Registry:
+def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister | None = None,
+                     selectors: SelectorLister | None = None) -> Registry:
     """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
-    informer); without it every owner Job counts as gone. PodTopologySpread's default constraints
-    read the selectors of a pod's Services and controller from `selectors` (the scheduler's
-    Service / ReplicationController / ReplicaSet / StatefulSet informers); without it no default
-    constraint ever applies."""
+    informer); without it every owner Job counts as gone. InterPodAffinity reads namespace labels
+    (for namespaceSelector) from `namespaces` (the scheduler's Namespace informer); without it no
+    namespace is known. PodTopologySpread's default constraints read the selectors of a pod's
+    Services and controller from `selectors` (the scheduler's Service / ReplicationController /
+    ReplicaSet / StatefulSet informers); without it no default constraint ever applies."""
     return Registry([
         PluginSpec(priority_sort.NAME, priority_sort.new),
         PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
@@ -53,6 +57,8 @@ def in_tree_registry(jobs: JobLookup | None = None, selectors: SelectorLister | 
                    args_parser=resource_args.parse_balanced_allocation),
         PluginSpec(pod_topology_spread.NAME, functools.partial(pod_topology_spread.new, selectors=selectors),
                    args_parser=pod_topology_spread.parse_args),
+        PluginSpec(inter_pod_affinity.NAME, functools.partial(inter_pod_affinity.new, namespaces=namespaces),
+                   args_parser=inter_pod_affinity.parse_args),
         PluginSpec(image_locality.NAME, image_locality.new),
         PluginSpec(default_binder.NAME, default_binder.new),
         PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),

@@ -1,19 +1,18 @@
 """UnsupportedPodFields: a pod that needs a plugin kubesched does not have yet stays Pending.
 
-kubesched has no InterPodAffinity or VolumeBinding yet. Placing a pod that uses their fields as if
-the fields were not there would be a silent wrong decision: a replica next to the one it must
-avoid, a pod on a node its volume cannot reach. (topologySpreadConstraints are evaluated, by
-PodTopologySpread.) So this PreFilter
+kubesched has no VolumeBinding yet. Placing a pod that uses its fields as if the fields were not
+there would be a silent wrong decision: a pod on a node its volume cannot reach. So this PreFilter
 rejects such a pod as UnschedulableAndUnresolvable, naming every such field with its path; the pod
 gets PodScheduled=False and a FailedScheduling event saying why.
 
     pluginConfig:
       - name: UnsupportedPodFields
         args:
-          ignoredFields: [podAntiAffinity]   # placed as if absent, with one warning per pod
+          ignoredFields: [ephemeral]   # placed as if absent, with one warning per pod
 
-A field counts only when it asks for something: `podAffinity: {}` constrains nothing, in
-kube-scheduler too.
+Pod affinity and anti-affinity, and topologySpreadConstraints, are not among the fields:
+InterPodAffinity and PodTopologySpread evaluate them. A profile that disables one of those plugins
+places such pods as if the terms or constraints were absent, as kube-scheduler does.
 """
 
 from __future__ import annotations
@@ -31,16 +30,14 @@ from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.model.objects import Pod, PodAffinity
+from kubesched.model.objects import Pod
 
 NAME = "UnsupportedPodFields"
 
-POD_AFFINITY = "podAffinity"
-POD_ANTI_AFFINITY = "podAntiAffinity"
 PERSISTENT_VOLUME_CLAIM = "persistentVolumeClaim"
 EPHEMERAL = "ephemeral"
 # The names `ignoredFields` accepts: the last step of each path the message names.
-FIELDS = (POD_AFFINITY, POD_ANTI_AFFINITY, PERSISTENT_VOLUME_CLAIM, EPHEMERAL)
+FIELDS = (PERSISTENT_VOLUME_CLAIM, EPHEMERAL)
 
 # Pods already warned about in ignore mode; bounded, since a deleted pod never says goodbye here.
 _MAX_WARNED = 10_000
@@ -48,20 +45,10 @@ _MAX_WARNED = 10_000
 log = logging.getLogger(__name__)
 
 
-def _has_terms(terms: PodAffinity | None) -> bool:
-    return terms is not None and bool(terms.required or terms.preferred)
-
-
 def unsupported_fields(pod: Pod) -> list[tuple[str, str]]:
     """(field name, path) of every field of the pod that kubesched would not evaluate, in spec order."""
     spec = pod.spec
     found: list[tuple[str, str]] = []
-    affinity = spec.affinity
-    if affinity is not None:
-        if _has_terms(affinity.pod_affinity):
-            found.append((POD_AFFINITY, "spec.affinity.podAffinity"))
-        if _has_terms(affinity.pod_anti_affinity):
-            found.append((POD_ANTI_AFFINITY, "spec.affinity.podAntiAffinity"))
     for i, volume in enumerate(spec.volumes):
         if volume.persistent_volume_claim is not None:
             found.append((PERSISTENT_VOLUME_CLAIM, f"spec.volumes[{i}].persistentVolumeClaim"))

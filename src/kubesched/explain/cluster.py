@@ -1,0 +1,93 @@
+"""Read what `kubesched explain` needs from the cluster, once: the informers' list of Pods, Nodes
+and Jobs (no watch), into a cache and profiles built as `kubesched run` builds them. Nothing is
+written: the profiles' handle keeps its default ports, which refuse every write."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import msgspec
+
+from kubesched.api import ApiClient, ApiError, Handlers, Informer, job_informer, node_informer, pod_informer
+from kubesched.cache.cache import Cache
+from kubesched.config.types import SchedulerConfig
+from kubesched.framework.handle import Handle
+from kubesched.framework.profile import Profile, build_profile
+from kubesched.framework.registry import PluginSpec
+from kubesched.framework.snapshot import Snapshot
+from kubesched.model.objects import Job, Node, Pod
+from kubesched.plugins.pool_ownership import InformerJobs
+from kubesched.plugins.registry import in_tree_registry
+from kubesched.scheduler import POD_FIELD_SELECTOR
+
+
+class ExplainError(Exception):
+    """Why there is nothing to explain (the pod is missing, the profile unknown); the message says."""
+
+
+@dataclass
+class ClusterView:
+    pod: Pod  # as if pending: without its node
+    snapshot: Snapshot
+    profiles: dict[str, Profile]
+
+
+async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: str, name: str,
+                       out_of_tree: Iterable[PluginSpec] = ()) -> ClusterView:
+    pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)
+    nodes: Informer[Node] = node_informer(client, Handlers())
+    jobs: Informer[Job] = job_informer(client, Handlers())
+    # One list each, as the scheduler's informers start; the watch that would follow never runs.
+    await asyncio.gather(*(i._list_and_sync() for i in (nodes, jobs, pods)))
+    pod = pods.get(f"{namespace}/{name}")
+    if pod is None:
+        raise ExplainError(await _why_missing(client, namespace, name))
+    cache, pending = pending_view(nodes.list(), pods.list(), pod)
+    handle = Handle(snapshot=cache.snapshot, clock=time.monotonic, pods=pods, nodes=nodes, jobs=jobs)
+    return ClusterView(pending, cache.snapshot(), build_profiles(config, jobs, handle, out_of_tree))
+
+
+def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[Cache, Pod]:
+    """The cache the scheduler's informer handlers would fill from these lists, and the pod as if it
+    were pending: a bound pod leaves its node (its room is free to it) and loses spec.nodeName."""
+    cache = Cache()
+    for node in nodes:
+        cache.add_node(node)
+    for p in pods:
+        if p.spec.node_name:
+            cache.add_pod(p)
+    cache.remove_pod(pod)
+    return cache, msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
+
+
+def build_profiles(config: SchedulerConfig, jobs: Informer[Job], handle: Handle,
+                   out_of_tree: Iterable[PluginSpec] = ()) -> dict[str, Profile]:
+    """The profiles `kubesched run` builds: the same registry (out-of-tree plugins included), the
+    pool plugin on the Job informer."""
+    registry = in_tree_registry(jobs=InformerJobs(jobs)).merged(out_of_tree)
+    return {p.scheduler_name: build_profile(p, registry, handle) for p in config.profiles}
+
+
+def choose_profile(profiles: dict[str, Profile], pod: Pod, wanted: str | None) -> Profile:
+    """--profile, else the pod's schedulerName when it is a profile, else the first profile."""
+    if wanted is not None:
+        found = profiles.get(wanted)
+        if found is None:
+            raise ExplainError(f"no profile {wanted!r}; the profiles are: {', '.join(profiles)}")
+        return found
+    return profiles.get(pod.spec.scheduler_name) or next(iter(profiles.values()))
+
+
+async def _why_missing(client: ApiClient, namespace: str, name: str) -> str:
+    """The list leaves finished pods out, as the scheduler's does: tell those from absent ones."""
+    try:
+        await client.get(f"/api/v1/namespaces/{namespace}/pods/{name}")
+    except ApiError as e:
+        if e.status == 404:
+            return f'pod "{name}" not found in namespace "{namespace}"'
+        raise
+    return (f'pod "{name}" in namespace "{namespace}" has finished (Succeeded or Failed): '
+            "the scheduler does not consider it")

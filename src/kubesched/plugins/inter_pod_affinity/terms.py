@@ -1,0 +1,349 @@
+"""Pod affinity terms as kube-scheduler processes them (framework.AffinityTerm, NewPodInfo), and the
+namespace port they read namespace labels from.
+
+A term matches a pod when the pod's namespace is one of the term's namespaces (the owning pod's own
+namespace when neither `namespaces` nor `namespaceSelector` is given) or the namespace's labels match
+`namespaceSelector`, and the pod's labels match `labelSelector` (nil: nothing, {}: everything).
+
+`matchLabelKeys`/`mismatchLabelKeys` are merged into the selector from the owning pod's labels, as
+the apiserver does when it creates the pod (kube-scheduler itself never reads them): a pod that came
+through an apiserver already carries the merged requirement, which is then not added twice.
+
+Parsed terms are cached per Pod object (pods are replaced, not mutated, on update), so a cycle
+never re-parses an existing pod's terms, and a pod without pod affinity costs one attribute read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from kubesched.model.objects import (
+    LabelSelector,
+    LabelSelectorRequirement,
+    Namespace,
+    Pod,
+    PodAffinityTerm,
+    WeightedPodAffinityTerm,
+)
+
+HOSTNAME = "kubernetes.io/hostname"
+
+Labels = Mapping[str, str]
+
+
+@runtime_checkable
+class NamespaceLister(Protocol):
+    """The labels of a namespace; None when the namespace is not known (kube-scheduler's
+    NamespaceLister Get failing: no labels)."""
+
+    def labels_of(self, namespace: str) -> Mapping[str, str] | None: ...
+
+
+class NoNamespaces:
+    """No namespace is known: a namespaceSelector other than {} selects none."""
+
+    def labels_of(self, namespace: str) -> Mapping[str, str] | None:
+        return None
+
+
+class NamespaceStore(Protocol):
+    """What a Namespace informer offers: namespaces by key (a namespace's key is its name)."""
+
+    def get(self, key: str) -> Namespace | None: ...
+
+
+class InformerNamespaces:
+    """A NamespaceLister over a Namespace informer (`kubesched.api.informer.namespace_informer`),
+    read at each call, as kube-scheduler reads its namespace lister's cache."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: NamespaceStore) -> None:
+        self._store = store
+
+    def labels_of(self, namespace: str) -> Mapping[str, str] | None:
+        ns = self._store.get(namespace)
+        return None if ns is None else ns.metadata.labels
+
+
+class StaticNamespaces:
+    """In-memory namespaces: name -> labels."""
+
+    def __init__(self, namespaces: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        self.namespaces = dict(namespaces or {})
+
+    def labels_of(self, namespace: str) -> Mapping[str, str] | None:
+        return self.namespaces.get(namespace)
+
+
+# --- label selectors (metav1.LabelSelectorAsSelector) ------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    key: str
+    op: str  # In, NotIn, Exists, DoesNotExist (matchLabels become In with one value)
+    values: frozenset[str]
+
+    def matches(self, labels: Labels) -> bool:
+        value = labels.get(self.key)
+        op = self.op
+        if op == "In":
+            return value is not None and value in self.values
+        if op == "NotIn":
+            return value is None or value not in self.values
+        if op == "Exists":
+            return value is not None
+        return value is None
+
+
+@dataclass(frozen=True, slots=True)
+class Selector:
+    """A parsed LabelSelector; `nothing` for a nil one. No requirements and not nothing: everything."""
+
+    requirements: tuple[Requirement, ...]
+    nothing: bool = False
+
+    @property
+    def everything(self) -> bool:
+        return not self.nothing and not self.requirements
+
+    def matches(self, labels: Labels) -> bool:
+        if self.nothing:
+            return False
+        return all(r.matches(labels) for r in self.requirements)
+
+
+NOTHING = Selector((), nothing=True)
+EVERYTHING = Selector(())
+
+
+class SelectorError(ValueError):
+    pass
+
+
+def _go_strings(values: Sequence[str]) -> str:
+    """A []string as Go's %#v prints it (what field.Invalid shows)."""
+    if not values:
+        return "[]string(nil)"
+    return "[]string{" + ", ".join(json.dumps(v) for v in values) + "}"
+
+
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+                    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+                    "'my_value',  or '12345', regex used for validation is "
+                    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
+
+def _value_errors(key: str, values: Sequence[str]) -> list[str]:
+    """labels.validateLabelValue for each value (IsValidLabelValue's messages)."""
+    out: list[str] = []
+    for i, v in enumerate(values):
+        problems = []
+        if len(v) > 63:
+            problems.append("must be no more than 63 characters")
+        if not _LABEL_VALUE.fullmatch(v):
+            problems.append(_LABEL_VALUE_MSG)
+        if problems:
+            out.append(f"values[{i}][{key}]: Invalid value: {json.dumps(v)}: {'; '.join(problems)}")
+    return out
+
+
+def _raise(errors: list[str]) -> None:
+    """field.ErrorList.ToAggregate: one error as itself, several as [a, b]."""
+    if errors:
+        raise SelectorError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+
+
+def _requirement(expr: LabelSelectorRequirement) -> Requirement:
+    op = expr.operator
+    if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+        raise SelectorError(f"{json.dumps(op)} is not a valid label selector operator")
+    errors: list[str] = []
+    if op in ("In", "NotIn") and not expr.values:
+        errors.append(f"values: Invalid value: {_go_strings(expr.values)}: "
+                      "for 'in', 'notin' operators, values set can't be empty")
+    if op in ("Exists", "DoesNotExist") and expr.values:
+        errors.append(f"values: Invalid value: {_go_strings(expr.values)}: "
+                      "values set must be empty for exists and does not exist")
+    errors.extend(_value_errors(expr.key, expr.values))
+    _raise(errors)
+    return Requirement(expr.key, op, frozenset(expr.values))
+
+
+def parse_selector(selector: LabelSelector | None,
+                   extra: Sequence[LabelSelectorRequirement] = ()) -> Selector:
+    if selector is None:
+        return NOTHING
+    exprs = [*selector.match_expressions, *extra]
+    if not selector.match_labels and not exprs:
+        return EVERYTHING
+    reqs: list[Requirement] = []
+    for k, v in sorted(selector.match_labels.items()):
+        _raise(_value_errors(k, [v]))
+        reqs.append(Requirement(k, "In", frozenset((v,))))
+    reqs.extend(_requirement(x) for x in exprs)
+    return Selector(tuple(reqs))
+
+
+def _label_key_requirements(term: PodAffinityTerm, labels: Labels) -> list[LabelSelectorRequirement]:
+    """The apiserver's applyMatchLabelKeysAndMismatchLabelKeys, minus what it already added."""
+    if term.label_selector is None or (not term.match_label_keys and not term.mismatch_label_keys):
+        return []
+    present = {(x.key, x.operator, tuple(x.values)) for x in term.label_selector.match_expressions}
+    out: list[LabelSelectorRequirement] = []
+    for keys, op in ((term.match_label_keys, "In"), (term.mismatch_label_keys, "NotIn")):
+        for key in keys:
+            value = labels.get(key)
+            if value is not None and (key, op, (value,)) not in present:
+                out.append(LabelSelectorRequirement(key=key, operator=op, values=[value]))
+    return out
+
+
+# --- affinity terms ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    namespaces: frozenset[str]
+    selector: Selector
+    topology_key: str
+    namespace_selector: Selector
+
+    def matches(self, pod: Pod, ns_labels: Labels | None) -> bool:
+        """framework.AffinityTerm.Matches: ns_labels are the labels of the pod's namespace."""
+        if pod.metadata.namespace in self.namespaces or (
+                not self.namespace_selector.nothing and self.namespace_selector.matches(ns_labels or {})):
+            return self.selector.matches(pod.metadata.labels)
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedTerm:
+    term: AffinityTerm
+    weight: int
+
+
+def parse_term(owner: Pod, t: PodAffinityTerm) -> AffinityTerm:
+    selector = parse_selector(t.label_selector, _label_key_requirements(t, owner.metadata.labels))
+    ns_selector = parse_selector(t.namespace_selector)
+    if not t.namespaces and t.namespace_selector is None:
+        namespaces = frozenset((owner.metadata.namespace,))
+    else:
+        namespaces = frozenset(t.namespaces)
+    return AffinityTerm(namespaces, selector, t.topology_key, ns_selector)
+
+
+@dataclass(frozen=True, slots=True)
+class PodTerms:
+    """A pod's processed terms (PodInfo's Required/Preferred(Anti)AffinityTerms); `error` is the
+    parse error kube-scheduler's NewPodInfo reports (a group that fails to parse is left empty)."""
+
+    required_affinity: tuple[AffinityTerm, ...] = ()
+    required_anti_affinity: tuple[AffinityTerm, ...] = ()
+    preferred_affinity: tuple[WeightedTerm, ...] = ()
+    preferred_anti_affinity: tuple[WeightedTerm, ...] = ()
+    error: str | None = None
+
+
+NO_TERMS = PodTerms()
+
+
+def _parse_pod_terms(pod: Pod) -> PodTerms:
+    aff = pod.spec.affinity
+    if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
+        return NO_TERMS
+    errors: list[str] = []
+
+    def required(terms: Sequence[PodAffinityTerm], what: str) -> tuple[AffinityTerm, ...]:
+        try:
+            return tuple(parse_term(pod, t) for t in terms)
+        except SelectorError as err:
+            errors.append(f"{what}: {err}")
+            return ()
+
+    def preferred(terms: Sequence[WeightedPodAffinityTerm], what: str) -> tuple[WeightedTerm, ...]:
+        try:
+            return tuple(WeightedTerm(parse_term(pod, w.pod_affinity_term), w.weight) for w in terms)
+        except SelectorError as err:
+            errors.append(f"{what}: {err}")
+            return ()
+
+    pa, paa = aff.pod_affinity, aff.pod_anti_affinity
+    out = PodTerms(
+        required(pa.required if pa else (), "requiredAffinityTerms"),
+        required(paa.required if paa else (), "requiredAntiAffinityTerms"),
+        preferred(pa.preferred if pa else (), "preferredAffinityTerms"),
+        preferred(paa.preferred if paa else (), "preferredAntiAffinityTerms"),
+    )
+    if errors:
+        # utilerrors.NewAggregate: one error as itself, several as [a, b]
+        msg = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+        out = PodTerms(out.required_affinity, out.required_anti_affinity, out.preferred_affinity,
+                       out.preferred_anti_affinity, msg)
+    return out
+
+
+class TermCache:
+    """Parsed terms per Pod object (id, with the pod kept alive so the id cannot be reused)."""
+
+    MAX_ENTRIES = 1 << 16
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[Pod, PodTerms]] = {}
+
+    def of(self, pod: Pod) -> PodTerms:
+        aff = pod.spec.affinity
+        if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
+            return NO_TERMS
+        found = self._by_id.get(id(pod))
+        if found is not None and found[0] is pod:
+            return found[1]
+        terms = _parse_pod_terms(pod)
+        if len(self._by_id) >= self.MAX_ENTRIES:
+            self._by_id.clear()
+        self._by_id[id(pod)] = (pod, terms)
+        return terms
+
+
+class IncomingTerm:
+    """A term of the pod being scheduled, with its namespaceSelector resolved through the namespace
+    port (what kube-scheduler's mergeAffinityTermNamespacesIfNotEmpty unrolls into names), memoised
+    per namespace for the cycle."""
+
+    __slots__ = ("_ns_ok", "_ns_selector", "namespaces", "namespaces_port", "selector", "topology_key")
+
+    def __init__(self, term: AffinityTerm, namespaces_port: NamespaceLister) -> None:
+        self.namespaces = term.namespaces
+        self.selector = term.selector
+        self.topology_key = term.topology_key
+        self._ns_selector = term.namespace_selector
+        self.namespaces_port = namespaces_port
+        self._ns_ok: dict[str, bool] = {}
+
+    def _namespace_ok(self, namespace: str) -> bool:
+        ok = self._ns_ok.get(namespace)
+        if ok is None:
+            sel = self._ns_selector
+            if namespace in self.namespaces or sel.everything:
+                ok = True
+            elif sel.nothing:
+                ok = False
+            else:
+                labels = self.namespaces_port.labels_of(namespace)
+                ok = labels is not None and sel.matches(labels)
+            self._ns_ok[namespace] = ok
+        return ok
+
+    def matches(self, pod: Pod) -> bool:
+        return self._namespace_ok(pod.metadata.namespace) and self.selector.matches(pod.metadata.labels)
+
+
+def matches_all(terms: Sequence[IncomingTerm], pod: Pod) -> bool:
+    """podMatchesAllAffinityTerms: false for no terms."""
+    if not terms:
+        return False
+    return all(t.matches(pod) for t in terms)

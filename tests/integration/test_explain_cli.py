@@ -1,0 +1,121 @@
+"""`kubesched explain` against the seed-kind plane (a tainted control-plane node, three workers),
+as a subprocess: every node listed with its verdicts, the message kubesched itself writes, and
+nothing written to the apiserver."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from .conftest import KubeschedProcess
+from .kube import Kube
+from .sched_helpers import (
+    KUBESCHED,
+    container,
+    create_pod,
+    delete_pod_now,
+    events,
+    get_pod,
+    pod_manifest,
+    wait_unschedulable,
+)
+
+pytestmark = pytest.mark.integration
+
+NOBODY = "nobody-runs-this"
+NODES = {"kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3"}
+
+
+def explain(plane: Kube, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kubesched", "explain", f"--kubeconfig={plane.kubeconfig}", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def explain_json(plane: Kube, *args: str) -> dict[str, Any]:
+    proc = explain(plane, *args, "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
+def test_pending_pod_explained_without_writes(plane: Kube) -> None:
+    ns = plane.namespace("explain-pending")
+    create_pod(plane, ns, pod_manifest("web", NOBODY, {"containers": [container(cpu="500m", memory="256Mi")]}))
+    try:
+        before_pod = get_pod(plane, ns, "web")
+        before_events = len(events(plane, ns))
+        doc = explain_json(plane, "web", "-n", ns)
+        table = explain(plane, "web", "-n", ns)
+        assert table.returncode == 0, table.stderr
+
+        assert {"pod", "profile", "nodes", "selected", "message"} <= set(doc)
+        assert doc["pod"] == f"{ns}/web"
+        # schedulerName names no profile: the first one, kubesched's default.
+        assert doc["profile"] == KUBESCHED
+        nodes = {n["name"]: n for n in doc["nodes"]}
+        assert set(nodes) == NODES
+        for n in nodes.values():
+            assert {"name", "feasible", "filters", "scores", "total"} <= set(n)
+            assert all({"plugin", "code", "reasons"} <= set(f) for f in n["filters"])
+            if n["feasible"]:
+                assert n["scores"]
+                assert n["total"] == sum(s["normalized"] * s["weight"] for s in n["scores"])
+            else:
+                reported = [f for f in n["filters"] if f["reported"]]
+                assert len(reported) == 1
+                assert reported[0]["code"] != "Success"
+        taint = next(f for f in nodes["kind-control-plane"]["filters"] if f["reported"])
+        assert taint["plugin"] == "TaintToleration"
+        assert doc["selected"]
+        assert set(doc["selected"]) <= {name for name, n in nodes.items() if n["feasible"]}
+        assert doc["message"] == ""
+        for name in NODES:
+            assert name in table.stdout
+
+        # Nothing written: the pod is untouched and unbound, and no event appeared.
+        after_pod = get_pod(plane, ns, "web")
+        assert after_pod["metadata"]["resourceVersion"] == before_pod["metadata"]["resourceVersion"]
+        assert not after_pod["spec"].get("nodeName")
+        assert len(events(plane, ns)) == before_events
+    finally:
+        delete_pod_now(plane, ns, "web")
+
+
+def test_message_is_the_one_kubesched_writes(plane: Kube, kubesched: KubeschedProcess) -> None:
+    ns = plane.namespace("explain-nowhere")
+    create_pod(plane, ns, pod_manifest("huge", KUBESCHED, {"containers": [container(cpu="64")]}))
+    try:
+        written = wait_unschedulable(plane, ns, "huge")["message"]
+        doc = explain_json(plane, "huge", "-n", ns)
+        assert doc["message"] == written
+        assert doc["message"].startswith("0/4 nodes are available:")
+        assert doc["selected"] == []
+        assert {n["name"] for n in doc["nodes"]} == NODES
+        for n in doc["nodes"]:
+            assert not n["feasible"]
+            assert any(f["reported"] and f["code"] != "Success" for f in n["filters"])
+            # Every node lacks the cpu, whichever filter is reported.
+            assert any(f["plugin"] == "NodeResourcesFit" and f["reasons"] == ["Insufficient cpu"]
+                       for f in n["filters"])
+        table = explain(plane, "huge", "-n", ns)
+        assert f"message: {written}" in table.stdout
+    finally:
+        delete_pod_now(plane, ns, "huge")
+
+
+def test_errors_name_the_pod_and_the_profiles(plane: Kube) -> None:
+    missing = explain(plane, "no-such-pod", "-n", "default")
+    assert missing.returncode != 0
+    assert 'pod "no-such-pod" not found in namespace "default"' in missing.stderr
+    ns = plane.namespace("explain-errors")
+    create_pod(plane, ns, pod_manifest("p", NOBODY))
+    try:
+        unknown = explain(plane, "p", "-n", ns, "--profile", "nope")
+        assert unknown.returncode != 0
+        assert "no profile 'nope'; the profiles are: kubesched" in unknown.stderr
+    finally:
+        delete_pod_now(plane, ns, "p")

@@ -1,0 +1,211 @@
+"""InterPodAffinity on the shared plane, decided by kubesched and by the reference kube-scheduler side
+by side: where one node is the only best, both must choose it; where nothing fits, kubesched must
+write kube-scheduler's whole message up to its ` preemption:` part (kubesched does not preempt yet).
+
+The shared plane is seed-kind: `kind-control-plane` (tainted NoSchedule) and the workers `kind-worker`,
+`kind-worker2` (tier=normal) and `kind-worker3` (tier=cronjob). kind-worker3 is no CronJob pool node
+here (it has no kubesched.io/pool label), so the session kubesched's CronJobPool leaves these pods
+alone on every node. Each scenario runs in a namespace of its own: the pods already there are bound by
+hand (spec.nodeName, for no scheduler) before the incoming pod is created, once for kube-scheduler
+(`ref`) and once for kubesched (`ours`), with the same labels. Where a pod is placed, `ref` is deleted
+before `ours` is created: a bound `ref` would count as an existing pod for `ours` (its labels, its own
+terms, its requests). Where nothing fits, both stay Pending side by side and neither affects the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from .conftest import KubeschedProcess
+from .kube import Kube, wait_for
+from .sched_helpers import (
+    DEFAULT,
+    KUBESCHED,
+    before_preemption,
+    container,
+    create_pod,
+    delete_pod_now,
+    get_pod,
+    latest_event,
+    pod_manifest,
+    poll,
+    scheduled_condition,
+    wait_bound,
+)
+
+pytestmark = pytest.mark.integration
+
+HOSTNAME = "kubernetes.io/hostname"
+OS = "kubernetes.io/os"  # the same on every node: one topology domain for the whole plane
+KEY = "ipa"  # the label the scenarios' pods carry and select on
+# A namespace other than the scenarios', selected by its labels through namespaceSelector.
+TEAM_NS = "ipa-team-blue"
+TEAM_LABELS = {"ipa-team": "blue"}
+
+
+@dataclass(frozen=True)
+class Existing:
+    """A pod already on `node`, bound by hand; in the scenario's namespace unless `namespace` says."""
+
+    node: str
+    app: str
+    cpu: str = "100m"
+    affinity: dict[str, Any] | None = None
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    app: str  # the incoming pod's label value
+    affinity: dict[str, Any]
+    expect: str | None  # the only best node, or None when nothing fits
+    existing: tuple[Existing, ...] = ()
+    reasons: tuple[str, ...] = ()  # parts kube-scheduler's message must contain
+
+
+def term(app: str, topology_key: str = HOSTNAME, **extra: Any) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {KEY: app}}, "topologyKey": topology_key, **extra}
+
+
+def required(*terms: dict[str, Any], anti: bool = False) -> dict[str, Any]:
+    return {"podAntiAffinity" if anti else "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": list(terms)}}
+
+
+def preferred(weight: int, t: dict[str, Any], anti: bool = False) -> dict[str, Any]:
+    return {"podAntiAffinity" if anti else "podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": weight, "podAffinityTerm": t}]}}
+
+
+# A pod no term selects, holding 1 cpu of a node: makes the other feasible nodes the better ones.
+def filler(node: str) -> Existing:
+    return Existing(node, "filler", cpu="1")
+
+
+TAINTED = "1 node(s) had untolerated taint(s)"
+
+CASES = [
+    pytest.param(Case("web", required(term("db")), "kind-worker2", existing=(Existing("kind-worker2", "db"),)),
+                 id="required-affinity-one-node"),
+    pytest.param(Case("web", required(term("nothing")), None,
+                      reasons=(TAINTED, "3 node(s) didn't match pod affinity rules")),
+                 id="required-affinity-unsatisfiable"),
+    pytest.param(Case("client", required(term("web"), anti=True), "kind-worker2",
+                      existing=(Existing("kind-worker", "web"), filler("kind-worker3"))),
+                 id="required-anti-affinity-hostname"),
+    pytest.param(Case("intruder", {}, "kind-worker2",
+                      existing=(Existing("kind-worker", "guard", affinity=required(term("intruder"), anti=True)),
+                                filler("kind-worker3"))),
+                 id="existing-anti-affinity-hostname"),
+    pytest.param(Case("intruder", {}, None,
+                      existing=(Existing("kind-worker", "guard",
+                                         affinity=required(term("intruder", OS), anti=True)),),
+                      reasons=(TAINTED, "3 node(s) didn't satisfy existing pods anti-affinity rules")),
+                 id="existing-anti-affinity-rejects"),
+    pytest.param(Case("group", required(term("group")), "kind-worker2",
+                      existing=(filler("kind-worker"), filler("kind-worker3"))),
+                 id="self-affine-first-pod"),
+    pytest.param(Case("web", preferred(100, term("cache")), "kind-worker3",
+                      existing=(Existing("kind-worker3", "cache", cpu="500m"),)),
+                 id="preferred-affinity"),
+    pytest.param(Case("web", required(term("db", namespaceSelector={"matchLabels": TEAM_LABELS})), "kind-worker",
+                      # The scenario's own namespace is not labelled: its db pod does not count.
+                      existing=(Existing("kind-worker", "db", namespace=TEAM_NS), Existing("kind-worker2", "db"))),
+                 id="namespace-selector"),
+    pytest.param(Case("web", required(term("db", namespaceSelector={"matchLabels": {"ipa-team": "red"}})), None,
+                      existing=(Existing("kind-worker", "db", namespace=TEAM_NS),),
+                      reasons=(TAINTED, "3 node(s) didn't match pod affinity rules")),
+                 id="namespace-selector-no-match"),
+]
+
+
+def _delete_all_pods(kube: Kube, ns: str) -> None:
+    kube.delete(f"/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0")
+    wait_for(f"pods of {ns} gone", lambda: not kube.pods(ns), timeout=30)
+
+
+@pytest.fixture(scope="module")
+def team_ns(plane: Kube, kubesched: KubeschedProcess) -> Iterator[str]:
+    # Created once, long before any pod selects it: both schedulers' namespace watches have it by then.
+    plane.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                        "metadata": {"name": TEAM_NS, "labels": TEAM_LABELS}})
+    try:
+        yield TEAM_NS
+    finally:
+        _delete_all_pods(plane, TEAM_NS)
+        plane.delete(f"/api/v1/namespaces/{TEAM_NS}")
+
+
+def _pod(name: str, scheduler: str | None, case: Case) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [container(cpu="100m", memory="64Mi")]}
+    if case.affinity:
+        spec["affinity"] = case.affinity
+    return pod_manifest(name, scheduler, spec, labels={KEY: case.app})
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_inter_pod_affinity(plane: Kube, team_ns: str, case: Case, request: pytest.FixtureRequest) -> None:
+    sid: str = request.node.callspec.id
+    ns = plane.namespace(f"ipa-{sid}")
+    try:
+        for i, ex in enumerate(case.existing):
+            spec: dict[str, Any] = {"containers": [container(cpu=ex.cpu, memory="64Mi")], "nodeName": ex.node}
+            if ex.affinity:
+                spec["affinity"] = ex.affinity
+            create_pod(plane, ex.namespace or ns, pod_manifest(f"{sid}-existing-{i}", "nobody", spec,
+                                                               labels={KEY: ex.app}))
+        if case.expect is not None:
+            _compare_choice(plane, ns, case, case.expect)
+        else:
+            _compare_message(plane, ns, case)
+    finally:
+        _delete_all_pods(plane, ns)
+        _delete_all_pods(plane, team_ns)
+        plane.delete(f"/api/v1/namespaces/{ns}")
+
+
+def _compare_choice(kube: Kube, ns: str, case: Case, expect: str) -> None:
+    create_pod(kube, ns, _pod("ref", None, case))
+    ref_node = wait_bound(kube, ns, "ref")
+    assert ref_node == expect, (
+        f"scenario broken: kube-scheduler chose {ref_node}, the scenario expects {expect} as the only best")
+    delete_pod_now(kube, ns, "ref")
+    create_pod(kube, ns, _pod("ours", KUBESCHED, case))
+    our_node = wait_bound(kube, ns, "ours")
+    assert our_node == ref_node, f"kubesched chose {our_node}, kube-scheduler chose {ref_node}"
+    scheduled = wait_for("kubesched's Scheduled event", lambda: latest_event(kube, ns, "ours", "Scheduled"))
+    assert scheduled["reportingController"] == KUBESCHED
+    assert scheduled["note"] == f"Successfully assigned {ns}/ours to {our_node}"
+
+
+def _compare_message(kube: Kube, ns: str, case: Case) -> None:
+    create_pod(kube, ns, _pod("ref", None, case))
+    create_pod(kube, ns, _pod("ours", KUBESCHED, case))
+
+    def condition(name: str) -> dict[str, Any]:
+        return scheduled_condition(get_pod(kube, ns, name)) or {}
+
+    def note(name: str, controller: str) -> str:
+        ev = latest_event(kube, ns, name, "FailedScheduling")
+        return str(ev["note"]) if ev and ev.get("reportingController") == controller else ""
+
+    ref_cond = wait_for("kube-scheduler's PodScheduled condition",
+                        lambda: condition("ref").get("message") and condition("ref"))
+    ref = ref_cond["message"]
+    want = before_preemption(ref)
+    poll(lambda: condition("ours").get("message") == want and note("ours", KUBESCHED) == want, timeout=10)
+    ours = condition("ours")
+    assert ours.get("message") == want, f"condition: kubesched {ours.get('message')!r}\n  kube-scheduler {ref!r}"
+    assert ours.get("status") == "False"
+    assert ours.get("reason") == ref_cond.get("reason")
+    assert note("ours", KUBESCHED) == want, f"FailedScheduling note {note('ours', KUBESCHED)!r}, want {want!r}"
+    assert before_preemption(note("ref", DEFAULT)) == want
+    assert want.startswith("0/4 nodes are available: "), want
+    for reason in case.reasons:
+        assert reason in want, f"scenario broken: {reason!r} not in kube-scheduler's {want!r}"
+    assert get_pod(kube, ns, "ours")["spec"].get("nodeName") is None
+    assert get_pod(kube, ns, "ref")["spec"].get("nodeName") is None
