@@ -14,7 +14,7 @@ import gc
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -28,13 +28,8 @@ from kubesched.api import (
     Handlers,
     Informer,
     TaskSet,
-    job_informer,
-    namespace_informer,
-    node_informer,
-    pod_informer,
 )
 from kubesched.api.errors import ApiConnectionError, ApiError
-from kubesched.api.informer import REPLICA_SETS, REPLICATION_CONTROLLERS, SERVICES, STATEFUL_SETS
 from kubesched.api.leaderelection import LeaderElector
 from kubesched.api.pod_status import patch_pod_status
 from kubesched.cache.cache import Cache
@@ -48,26 +43,13 @@ from kubesched.framework.status import Code, Status
 from kubesched.handlers import ClusterEventHandlers
 from kubesched.metrics import Metrics
 from kubesched.model.objects import (
-    Job,
-    LabelSelector,
-    Namespace,
-    Node,
     Pod,
-    ReplicaSet,
-    ReplicationController,
-    Service,
-    StatefulSet,
 )
-from kubesched.owner_selectors import OwnerSelectors
-from kubesched.plugins.inter_pod_affinity import InformerNamespaces
-from kubesched.plugins.pool_ownership import InformerJobs
-from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
+from kubesched.sources import ClusterSources
 
 log = logging.getLogger("kubesched")
 
-# kube-scheduler's pod informer leaves finished pods out: they hold no resources.
-POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 
 
 # How long credentials or an informer may fail with errors that waiting will not mend before the
@@ -92,28 +74,12 @@ class Scheduler:
         self.cache = Cache()
         # The informers' handlers come once the queue exists: the queue needs the profiles, whose
         # plugins read the informers.
-        self.jobs: Informer[Job] = job_informer(client, Handlers())
-        # Namespace labels, for pod affinity's namespaceSelector. kube-scheduler registers no cluster
-        # event for a namespace (InterPodAffinity's EventsToRegister has none), so neither does this.
-        self.namespaces: Informer[Namespace] = namespace_informer(client, Handlers())
-        # PodTopologySpread's default constraints select the pods of a pod's Services and controller.
-        # kube-scheduler requeues no pod on their changes, so their informers only fill stores.
-        self.services: Informer[Service] = Informer(client, SERVICES, Service, Handlers())
-        self.replication_controllers: Informer[ReplicationController] = Informer(
-            client, REPLICATION_CONTROLLERS, ReplicationController, Handlers())
-        self.replica_sets: Informer[ReplicaSet] = Informer(client, REPLICA_SETS, ReplicaSet, Handlers())
-        self.stateful_sets: Informer[StatefulSet] = Informer(client, STATEFUL_SETS, StatefulSet, Handlers())
-        self.owner_selectors = InformerSelectors(OwnerSelectors(
-            self.services, self.replication_controllers, self.replica_sets, self.stateful_sets))
-        # The pool plugin reads Jobs, InterPodAffinity namespaces and PodTopologySpread owner selectors
-        # from this scheduler's informers, never from the API per pod.
-        registry = in_tree_registry(jobs=InformerJobs(self.jobs),
-                                    namespaces=InformerNamespaces(self.namespaces),
-                                    selectors=self.owner_selectors).merged(out_of_tree)
+        self.sources = sources = ClusterSources(client)
+        self.pods, self.nodes, self.jobs = sources.pods, sources.nodes, sources.jobs
+        self.namespaces = sources.namespaces
+        registry = sources.registry(out_of_tree)
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
-        self.pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)
-        self.nodes: Informer[Node] = node_informer(client, Handlers())
         self.handle = Handle(snapshot=self.cache.snapshot, clock=clock, pods=self.pods, nodes=self.nodes,
                              jobs=self.jobs, bind_pod=self._bind_pod, nominate_pod=self._nominate_pod,
                              delete_victim=self._delete_victim)
@@ -138,9 +104,7 @@ class Scheduler:
         self.binds = self.cycles.binds
         self.stats = self.cycles.stats
         self.schedule_one = self.cycles.schedule_one
-        self._informers: tuple[Informer[Any], ...] = (
-            self.nodes, self.jobs, self.namespaces, self.services, self.replication_controllers,
-            self.replica_sets, self.stateful_sets, self.pods)
+        self._informers: tuple[Informer[Any], ...] = sources.all
         self._background = TaskSet()
         self._stopping = asyncio.Event()
         self._failed_event = asyncio.Event()
@@ -336,20 +300,6 @@ class Scheduler:
             return Status(Code.ERROR, ApiError.from_response(resp.status, resp.body).message)
         self.events.eventf(pod, "Normal", "Preempted", "Preempting", message, None)
         return None
-
-
-class InformerSelectors:
-    """PodTopologySpread's SelectorLister over the informers' stores: helper.DefaultSelector's one
-    merged selector, or none when nothing owns the pod (then no default constraint applies)."""
-
-    def __init__(self, owners: OwnerSelectors) -> None:
-        self.owners = owners
-
-    def selectors_for(self, pod: Pod) -> Sequence[LabelSelector]:
-        selector = self.owners.selector_for(pod)
-        if not selector.match_labels and not selector.match_expressions:
-            return []
-        return [selector]
 
 
 def _one_queue_sort(profiles: Mapping[str, Profile]) -> QueueSortPlugin | None:

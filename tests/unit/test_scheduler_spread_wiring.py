@@ -47,33 +47,33 @@ def test_owner_informers_are_synced_before_scheduling() -> None:
     for resource in (SERVICES, REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS):
         assert resource in resources
     # All namespaces, no selectors: helper.DefaultSelector looks at every Service of the pod's namespace.
-    assert sched.services.resource.path == "/api/v1/services"
-    assert sched.replica_sets.resource.path == "/apis/apps/v1/replicasets"
+    assert sched.sources.services.resource.path == "/api/v1/services"
+    assert sched.sources.replica_sets.resource.path == "/apis/apps/v1/replicasets"
 
 
 def test_the_default_profile_reads_selectors_from_the_informers() -> None:
     sched = _scheduler()
-    assert _spread_plugin(sched).selectors is sched.owner_selectors
+    assert _spread_plugin(sched).selectors is sched.sources.owner_selectors
     rs_selector = LabelSelector(match_labels={"app": "web", "pod-template-hash": "abc"})
-    sched.replica_sets.store["default/web-abc"] = ReplicaSet(
+    sched.sources.replica_sets.store["default/web-abc"] = ReplicaSet(
         metadata=ObjectMeta(name="web-abc", namespace="default"), spec=SelectorSpec(selector=rs_selector))
-    sched.services.store["default/web"] = Service(metadata=ObjectMeta(name="web", namespace="default"),
+    sched.sources.services.store["default/web"] = Service(metadata=ObjectMeta(name="web", namespace="default"),
                                                   spec=ServiceSpec(selector={"app": "web"}))
     owned = make_pod("web-1").label("app", "web").label("pod-template-hash", "abc").owner("ReplicaSet", "web-abc")
-    assert sched.owner_selectors.selectors_for(owned.obj()) == [LabelSelector(
+    assert sched.sources.owner_selectors.selectors_for(owned.obj()) == [LabelSelector(
         match_labels={"app": "web"},
         match_expressions=[LabelSelectorRequirement(key="app", operator="In", values=["web"]),
                            LabelSelectorRequirement(key="pod-template-hash", operator="In", values=["abc"])])]
     # Nothing owns it: no selector at all, so no default constraint applies.
-    assert sched.owner_selectors.selectors_for(make_pod("lonely").label("x", "y").obj()) == []
+    assert sched.sources.owner_selectors.selectors_for(make_pod("lonely").label("x", "y").obj()) == []
     # An owner the informer has not seen, and no Service: the same.
     stray = make_pod("stray").label("app", "db").owner("ReplicaSet", "db-123")
-    assert sched.owner_selectors.selectors_for(stray.obj()) == []
+    assert sched.sources.owner_selectors.selectors_for(stray.obj()) == []
 
 
 def test_system_default_constraints_spread_a_replica_set() -> None:
     sched = _scheduler()
-    sched.replica_sets.store["default/web-abc"] = ReplicaSet(
+    sched.sources.replica_sets.store["default/web-abc"] = ReplicaSet(
         metadata=ObjectMeta(name="web-abc", namespace="default"),
         spec=SelectorSpec(selector=LabelSelector(match_labels={"app": "web"})))
     nodes: list[Node | NodeBuilder] = [make_node(f"{z}{i}").label(ZONE, z).capacity(cpu="8", memory="16Gi", pods="110")
@@ -107,6 +107,7 @@ def test_owner_changes_requeue_nothing() -> None:
     # kube-scheduler's PodTopologySpread registers no Service / ReplicaSet events: the informers only
     # fill their stores.
     sched = _scheduler()
-    for informer in (sched.services, sched.replication_controllers, sched.replica_sets, sched.stateful_sets):
+    src = sched.sources
+    for informer in (src.services, src.replication_controllers, src.replica_sets, src.stateful_sets):
         handler: Any = informer.handler
         assert (handler.add, handler.update, handler.delete) == (None, None, None)

@@ -1,6 +1,7 @@
-"""Read what `kubesched explain` needs from the cluster, once: the informers' list of Pods, Nodes
-and Jobs (no watch), into a cache and profiles built as `kubesched run` builds them. Nothing is
-written: the profiles' handle keeps its default ports, which refuse every write."""
+"""Read what `kubesched explain` needs from the cluster, once: every informer `kubesched run` has
+(ClusterSources: Pods, Nodes, Jobs, Namespaces and the pods' owners), listed once with no watch, into
+a cache and profiles built from the same registry. Nothing is written: the profiles' handle keeps its
+default ports, which refuse every write."""
 
 from __future__ import annotations
 
@@ -11,17 +12,15 @@ from dataclasses import dataclass
 
 import msgspec
 
-from kubesched.api import ApiClient, ApiError, Handlers, Informer, job_informer, node_informer, pod_informer
+from kubesched.api import ApiClient, ApiError
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.handle import Handle
 from kubesched.framework.profile import Profile, build_profile
-from kubesched.framework.registry import PluginSpec
+from kubesched.framework.registry import PluginSpec, Registry
 from kubesched.framework.snapshot import Snapshot
-from kubesched.model.objects import Job, Node, Pod
-from kubesched.plugins.pool_ownership import InformerJobs
-from kubesched.plugins.registry import in_tree_registry
-from kubesched.scheduler import POD_FIELD_SELECTOR
+from kubesched.model.objects import Node, Pod
+from kubesched.sources import ClusterSources
 
 
 class ExplainError(Exception):
@@ -37,17 +36,16 @@ class ClusterView:
 
 async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: str, name: str,
                        out_of_tree: Iterable[PluginSpec] = ()) -> ClusterView:
-    pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)
-    nodes: Informer[Node] = node_informer(client, Handlers())
-    jobs: Informer[Job] = job_informer(client, Handlers())
+    sources = ClusterSources(client)
     # One list each, as the scheduler's informers start; the watch that would follow never runs.
-    await asyncio.gather(*(i._list_and_sync() for i in (nodes, jobs, pods)))
-    pod = pods.get(f"{namespace}/{name}")
+    await asyncio.gather(*(i._list_and_sync() for i in sources.all))
+    pod = sources.pods.get(f"{namespace}/{name}")
     if pod is None:
         raise ExplainError(await _why_missing(client, namespace, name))
-    cache, pending = pending_view(nodes.list(), pods.list(), pod)
-    handle = Handle(snapshot=cache.snapshot, clock=time.monotonic, pods=pods, nodes=nodes, jobs=jobs)
-    return ClusterView(pending, cache.snapshot(), build_profiles(config, jobs, handle, out_of_tree))
+    cache, pending = pending_view(sources.nodes.list(), sources.pods.list(), pod)
+    handle = Handle(snapshot=cache.snapshot, clock=time.monotonic, pods=sources.pods, nodes=sources.nodes,
+                    jobs=sources.jobs)
+    return ClusterView(pending, cache.snapshot(), build_profiles(config, sources.registry(out_of_tree), handle))
 
 
 def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[Cache, Pod]:
@@ -63,11 +61,8 @@ def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[
     return cache, msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
 
 
-def build_profiles(config: SchedulerConfig, jobs: Informer[Job], handle: Handle,
-                   out_of_tree: Iterable[PluginSpec] = ()) -> dict[str, Profile]:
-    """The profiles `kubesched run` builds: the same registry (out-of-tree plugins included), the
-    pool plugin on the Job informer."""
-    registry = in_tree_registry(jobs=InformerJobs(jobs)).merged(out_of_tree)
+def build_profiles(config: SchedulerConfig, registry: Registry, handle: Handle) -> dict[str, Profile]:
+    """The profiles `kubesched run` builds, from the same registry."""
     return {p.scheduler_name: build_profile(p, registry, handle) for p in config.profiles}
 
 
