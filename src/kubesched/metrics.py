@@ -122,8 +122,10 @@ class Metrics:
                         "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
                         "queue and might involve multiple scheduling attempts.",
                         ["attempts"], buckets=SLI_BUCKETS, registry=r)
-        # Index = attempts, capped at 15 ("15+"), as kube-scheduler's getAttemptsLabel.
-        self.sli = [sli.labels(str(i)) for i in range(MAX_ATTEMPTS_LABEL)] + [sli.labels(f"{MAX_ATTEMPTS_LABEL}+")]
+        # Children by attempts, capped at 15 ("15+") as kube-scheduler's getAttemptsLabel; each made on
+        # first use, so only the attempt counts seen get series, as in kube-scheduler.
+        self._sli_family = sli
+        self._sli: list[Any] = [None] * (MAX_ATTEMPTS_LABEL + 1)
         self.pod_attempts = Histogram("scheduler_pod_scheduling_attempts",
                                       "[STABLE] Number of attempts to successfully schedule a pod.",
                                       buckets=ATTEMPTS_BUCKETS, registry=r)
@@ -175,7 +177,12 @@ class Metrics:
         profile.scheduled_seconds.observe(attempt_seconds)
         self.pod_attempts.observe(attempts)
         if sli_seconds is not None:
-            self.sli[min(attempts, MAX_ATTEMPTS_LABEL)].observe(sli_seconds)
+            i = min(attempts, MAX_ATTEMPTS_LABEL)
+            child = self._sli[i]
+            if child is None:
+                child = self._sli[i] = self._sli_family.labels(
+                    f"{MAX_ATTEMPTS_LABEL}+" if i == MAX_ATTEMPTS_LABEL else str(i))
+            child.observe(sli_seconds)
 
     def leader_status(self, name: str) -> Callable[[bool], None]:
         """Start exporting leader_election_master_status{name=...} (at 0); the setter it returns takes

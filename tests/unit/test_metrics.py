@@ -132,6 +132,7 @@ def test_scheduler_exports_only_kube_scheduler_names() -> None:
     assert 'scheduler_cache_size{type="nodes"} 1.0' in text
     assert 'scheduler_cache_size{type="assumed_pods"} 0.0' in text
     assert "scheduler_preemption_attempts_total 0.0" in text
+    assert "scheduler_pod_scheduling_sli_duration_seconds_count" not in text  # no series before a pod binds
     assert 'scheduler_preemption_victims_bucket{le="64.0"} 0.0' in text
     assert 'scheduler_scheduling_attempt_duration_seconds_bucket{le="16.384",profile="kubesched",result="error"}' \
         in text
