@@ -134,5 +134,22 @@ def test_scheduler_exports_only_kube_scheduler_names() -> None:
     assert "scheduler_preemption_attempts_total 0.0" in text
     assert "scheduler_pod_scheduling_sli_duration_seconds_count" not in text  # no series before a pod binds
     assert 'scheduler_preemption_victims_bucket{le="64.0"} 0.0' in text
-    assert 'scheduler_scheduling_attempt_duration_seconds_bucket{le="16.384",profile="kubesched",result="error"}' \
-        in text
+    assert sched.metrics.registry.get_sample_value("scheduler_scheduling_attempt_duration_seconds_bucket",
+                                                   {"result": "error", "profile": "kubesched", "le": "16.384"}) == 0
+
+
+def test_histogram_buckets_are_cumulative_with_le_inclusive() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from kubesched.metrics import Histogram
+
+    registry = CollectorRegistry()
+    h = Histogram("h_seconds", "help", ["a"], buckets=(1.0, 2.0), registry=registry)
+    child = h.labels("x")
+    for v in (0.5, 1.0, 1.5, 3.0):
+        child.observe(v)
+    def value(name: str, **labels: str) -> float | None:
+        return registry.get_sample_value(name, {"a": "x", **labels})
+    assert [value("h_seconds_bucket", le=le) for le in ("1.0", "2.0", "+Inf")] == [2, 3, 4]
+    assert value("h_seconds_count") == 4
+    assert value("h_seconds_sum") == 6.0
