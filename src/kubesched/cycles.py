@@ -35,7 +35,16 @@ from kubesched.framework.runtime import (
 from kubesched.framework.schedule import NodeCursor, schedule_pod
 from kubesched.framework.status import Code, SchedulingError, Status
 from kubesched.framework.types import PodInfo
-from kubesched.metrics import Metrics
+from kubesched.metrics import (
+    BIND,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    RESERVE,
+    Metrics,
+    ProfileMetrics,
+)
 from kubesched.model.objects import Pod
 from kubesched.plugins import default_binder
 from kubesched.queue import QueuedPodInfo, SchedulingQueue
@@ -90,6 +99,7 @@ class Cycles:
         if profile is None or pod.spec.node_name or self.cache.node_of(pod.metadata.uid) is not None:
             self.queue.done(info.uid)
             return
+        pm = self.metrics.profiles[profile.scheduler_name]
         started = time.perf_counter()
         pod_info = PodInfo(pod)
         state = CycleState()
@@ -100,37 +110,54 @@ class Cycles:
                                   state=state)
         except SchedulingError as exc:
             self.stats.errors += 1
-            self.metrics.error[profile.scheduler_name].inc()
-            self._failed(info, profile, str(exc), reason="SchedulerError")
+            self.stats.cycle_seconds += time.perf_counter() - started
+            self._failed(info, profile, str(exc), reason="SchedulerError", started=started)
             return
-        finally:
-            elapsed = time.perf_counter() - started
-            self.stats.cycle_seconds += elapsed
-            self.metrics.algorithm.observe(elapsed)
+        algorithm_done = time.perf_counter()
+        elapsed = algorithm_done - started
+        self.stats.cycle_seconds += elapsed
         if isinstance(result, FitError):
             post = run_post_filter(profile, state, pod_info, result)
+            pm.point(POST_FILTER, Code.SUCCESS if post is None else post.code, time.perf_counter() - algorithm_done)
             if post is not None and post.code == Code.ERROR:
                 log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
             self.stats.unschedulable += 1
-            self.metrics.unschedulable[profile.scheduler_name].inc()
             info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
-            self._failed(info, profile, result.message(), reason="Unschedulable")
+            self._failed(info, profile, result.message(), reason="Unschedulable", started=started)
             return
+        # kube-scheduler observes the algorithm's latency only when it found a node.
+        self.metrics.algorithm.observe(elapsed)
         node = result.suggested_host
         self.cache.assume_pod(pod_info, node)
         status = run_reserve(profile, state, pod_info, node)
+        reserved = time.perf_counter()
+        pm.point(RESERVE, Code.SUCCESS if status is None else status.code, reserved - algorithm_done)
         if status is None:
             status = run_permit(profile, state, pod_info, node, profile.handle.waiting_pods)
+            pm.point(PERMIT, Code.SUCCESS if status is None else status.code, time.perf_counter() - reserved)
         if status is not None and status.code != Code.WAIT:
             run_unreserve(profile, state, pod_info, node)
             self.cache.forget_pod(pod_info)
-            self._failed(info, profile, *_failure(pod_info, node, status))
+            self._failed(info, profile, *_failure(pod_info, node, status), started=started)
             return
         self.conditions.discard(pod.metadata.uid)
-        self.binds.spawn(self._binding_cycle(info, pod_info, node, profile, state), name=f"bind/{pod_info.key}")
+        self.binds.spawn(self._binding_cycle(info, pod_info, node, profile, state, started),
+                         name=f"bind/{pod_info.key}")
 
-    def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str) -> None:
+    def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str,
+                started: float | None = None) -> None:
+        """kube-scheduler's handleSchedulingFailure: counts the attempt (with its latency since
+        `started`, the cycle's start), requeues the pod, records the event and the condition."""
         pod = info.pod
+        pm = self.metrics.profiles.get(profile.scheduler_name)
+        if pm is not None:
+            seconds = 0.0 if started is None else time.perf_counter() - started
+            if reason == "Unschedulable":
+                pm.unschedulable.inc()
+                pm.unschedulable_seconds.observe(seconds)
+            else:
+                pm.error.inc()
+                pm.error_seconds.observe(seconds)
         log.info("unschedulable" if reason == "Unschedulable" else "scheduling error",
                  extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}", "reason": reason,
                         "detail": message})
@@ -140,21 +167,25 @@ class Cycles:
         self.conditions.submit(latest, message, reason=reason)
 
     async def _binding_cycle(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
-                             state: CycleState) -> None:
+                             state: CycleState, started: float) -> None:
         """Permit's wait, PreBind, Bind, PostBind. Every way out but a bound pod unreserves,
         forgets the assumed pod and hands it to the failure handler: an assumed pod never
         expires, so a path that skipped this would keep the node's room taken for good."""
         pod = info.pod
-        started = time.perf_counter()
+        pm = self.metrics.profiles[profile.scheduler_name]
         status: Status | None = Status(Code.ERROR, "binding cycle interrupted")
         bound = False
         try:
             await self.conditions.settled(pod.metadata.uid)
             status = await wait_on_permit(profile.handle.waiting_pods, pod_info)
             if status is None:
+                t = time.perf_counter()
                 status = await run_pre_bind(profile, state, pod_info, node)
+                pm.point(PRE_BIND, Code.SUCCESS if status is None else status.code, time.perf_counter() - t)
             if status is None:
+                t = time.perf_counter()
                 status = await run_bind(profile, state, pod_info, node)
+                pm.point(BIND, Code.SUCCESS if status is None else status.code, time.perf_counter() - t)
             bound = status is None
         except Exception as e:
             status = Status(Code.ERROR, f"{type(e).__name__}: {e}")
@@ -162,19 +193,27 @@ class Cycles:
             # Also on cancellation (shutdown): the pod must not stay assumed.
             if not bound:
                 self._binding_failed(info, pod_info, node, profile, state,
-                                     status or Status(Code.ERROR, "binding cycle interrupted"))
+                                     status or Status(Code.ERROR, "binding cycle interrupted"), started)
         if not bound:
             return
-        self.metrics.binding.observe(time.perf_counter() - started)
+        self._scheduled(info, pm, started)
         self.stats.scheduled += 1
-        self.metrics.scheduled[profile.scheduler_name].inc()
         self.queue.done(info.uid)
         self.events.scheduled(pod, node, controller=profile.scheduler_name)
+        t = time.perf_counter()
         run_post_bind(profile, state, pod_info, node)
+        pm.point(POST_BIND, Code.SUCCESS, time.perf_counter() - t)
         log.debug("bound", extra={"pod": pod_info.key, "node": node})
 
+    def _scheduled(self, info: QueuedPodInfo, pm: ProfileMetrics, started: float) -> None:
+        """kube-scheduler's metrics for a bound pod: the attempt (from its cycle's start), the
+        attempts it took and the SLI latency from its first entry to activeQ, on the queue's clock."""
+        first = info.initial_attempt_timestamp
+        sli = None if first is None else self.queue.clock.now() - first
+        self.metrics.pod_scheduled(pm, time.perf_counter() - started, info.attempts, sli)
+
     def _binding_failed(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
-                        state: CycleState, status: Status) -> None:
+                        state: CycleState, status: Status, started: float | None = None) -> None:
         """kube-scheduler's handleBindingCycleError, then its failure handler's informer check."""
         self.stats.bind_failures += 1
         run_unreserve(profile, state, pod_info, node)
@@ -190,7 +229,7 @@ class Cycles:
             self.queue.done(info.uid)
             return
         log.warning("binding failed", extra={"pod": pod_info.key, "node": node, "detail": status.message()})
-        self._failed(info, profile, *_failure(pod_info, node, status))
+        self._failed(info, profile, *_failure(pod_info, node, status), started=started)
 
 
 # Bind plugins whose UnschedulableAndUnresolvable means "already bound, replaced or gone".

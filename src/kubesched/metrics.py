@@ -1,53 +1,243 @@
-"""Prometheus metrics under kube-scheduler's names, and the HTTP endpoints that serve them.
+"""Prometheus metrics under kube-scheduler v1.37's names, types, labels and buckets, and the HTTP
+endpoints that serve them. Nothing is exported under a scheduler_ name kube-scheduler lacks.
 
-Label children are resolved once per profile, so the per-pod cost is an increment or an observe.
+Label children are resolved once per profile, so the per-pod cost is an increment or an observe;
+gauges that mirror state (pending pods, unschedulable pods by plugin, cache size) are computed at
+scrape time, so they cost nothing per pod.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import bisect
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    ProcessCollector,
+    disable_created_metrics,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
-# kube-scheduler's buckets for scheduler_scheduling_algorithm_duration_seconds (1 ms doubling).
-_BUCKETS = tuple(0.001 * 2**i for i in range(15))
+# kube-scheduler exports no *_created series.
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 
-class _PendingPods(Collector):
-    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
-        self._counts = counts
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """component-base's ExponentialBuckets, multiplied step by step as Go does (same floats)."""
+    buckets = []
+    for _ in range(count):
+        buckets.append(start)
+        start *= factor
+    return tuple(buckets)
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = GaugeMetricFamily("scheduler_pending_pods", "Number of pending pods, by the queue type.",
-                                   labels=["queue"])
-        for queue, n in self._counts().items():
-            family.add_metric([queue], n)
+
+ATTEMPT_BUCKETS = exponential_buckets(0.001, 2, 15)
+EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
+SLI_BUCKETS = exponential_buckets(0.01, 2, 20)
+ATTEMPTS_BUCKETS = exponential_buckets(1, 2, 5)
+VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
+
+# fwk.Code.String(), for the status label, by kubesched's Code value.
+STATUS_LABELS = ("Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending")
+
+# The extension points kubesched times (those run from cycles.py; see README).
+POST_FILTER, RESERVE, PERMIT, PRE_BIND, BIND, POST_BIND = (
+    "PostFilter", "Reserve", "Permit", "PreBind", "Bind", "PostBind")
+EXTENSION_POINTS = (POST_FILTER, RESERVE, PERMIT, PRE_BIND, BIND, POST_BIND)
+MAX_ATTEMPTS_LABEL = 15
+
+
+def _gauge(name: str, help_: str, label: list[str], values: Callable[[], dict[Any, int]]) -> Collector:
+    class _Scraped(Collector):
+        def collect(self) -> Iterator[GaugeMetricFamily]:
+            family = GaugeMetricFamily(name, help_, labels=label)
+            for key, n in values().items():
+                family.add_metric(list(key) if isinstance(key, tuple) else [key], n)
+            yield family
+
+    return _Scraped()
+
+
+class HistogramChild:
+    """One series: a bucket count per bound (the last is +Inf) and the sum. The scheduler observes from
+    one thread (the event loop), so no lock: an observe is a bisect and two additions, several times
+    cheaper than prometheus_client's locked Histogram on the per-pod path."""
+
+    __slots__ = ("bounds", "counts", "sum")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        self.sum = 0.0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect.bisect_left(self.bounds, value)] += 1
+        self.sum += value
+
+
+class Histogram(Collector):
+    """A histogram family exported at scrape time with cumulative buckets, as prometheus_client's."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = (), *,
+                 buckets: tuple[float, ...], registry: CollectorRegistry) -> None:
+        self._name = name
+        self._doc = documentation
+        self._labelnames = list(labelnames)
+        self._bounds = tuple(float(b) for b in buckets)
+        self._children: dict[tuple[str, ...], HistogramChild] = {}
+        if not self._labelnames:
+            self._children[()] = HistogramChild(self._bounds)
+        registry.register(self)
+
+    def labels(self, *values: str) -> HistogramChild:
+        child = self._children.get(values)
+        if child is None:
+            child = self._children[values] = HistogramChild(self._bounds)
+        return child
+
+    def observe(self, value: float) -> None:
+        self._children[()].observe(value)
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        family = HistogramMetricFamily(self._name, self._doc, labels=self._labelnames)
+        les = [floatToGoString(b) for b in (*self._bounds, math.inf)]  # type: ignore[no-untyped-call]
+        for values, child in list(self._children.items()):
+            total = 0
+            cumulative = []
+            for le, n in zip(les, child.counts, strict=True):
+                total += n
+                cumulative.append((le, float(total)))
+            family.add_metric(list(values), cumulative, sum_value=child.sum)
         yield family
 
 
+class ProfileMetrics:
+    """One profile's pre-bound children."""
+
+    __slots__ = (
+        "_point_family",
+        "_profile",
+        "error",
+        "error_seconds",
+        "points",
+        "scheduled",
+        "scheduled_seconds",
+        "unschedulable",
+        "unschedulable_seconds",
+    )
+
+    def __init__(self, profile: str, attempts: Counter, latency: Histogram, points: Histogram) -> None:
+        self._profile = profile
+        self._point_family = points
+        self.scheduled = attempts.labels("scheduled", profile)
+        self.unschedulable = attempts.labels("unschedulable", profile)
+        self.error = attempts.labels("error", profile)
+        self.scheduled_seconds = latency.labels("scheduled", profile)
+        self.unschedulable_seconds = latency.labels("unschedulable", profile)
+        self.error_seconds = latency.labels("error", profile)
+        # (extension point, Code value) -> child; Success pre-bound, the rest on first use.
+        self.points: dict[tuple[str, int], Any] = {
+            (point, 0): points.labels(point, STATUS_LABELS[0], profile) for point in EXTENSION_POINTS}
+
+    def point(self, extension_point: str, code: int, seconds: float) -> None:
+        child = self.points.get((extension_point, code))
+        if child is None:
+            child = self.points[(extension_point, code)] = self._point_family.labels(
+                extension_point, STATUS_LABELS[code], self._profile)
+        child.observe(seconds)
+
+
 class Metrics:
-    def __init__(self, profiles: list[str], pending: Callable[[], dict[str, int]]) -> None:
-        self.registry = CollectorRegistry()
-        attempts = Counter("scheduler_schedule_attempts", "Number of attempts to schedule pods, by the result.",
-                           ["result", "profile"], registry=self.registry)
-        algorithm = Histogram("scheduler_scheduling_algorithm_duration_seconds",
-                              "Scheduling algorithm latency in seconds", buckets=_BUCKETS, registry=self.registry)
-        binding = Histogram("scheduler_binding_duration_seconds", "Binding latency in seconds",
-                            buckets=_BUCKETS, registry=self.registry)
-        self.scheduled = {p: attempts.labels("scheduled", p) for p in profiles}
-        self.unschedulable = {p: attempts.labels("unschedulable", p) for p in profiles}
-        self.error = {p: attempts.labels("error", p) for p in profiles}
-        self.algorithm = algorithm
-        self.binding = binding
-        self.registry.register(_PendingPods(pending))
+    def __init__(self, profiles: list[str], pending: Callable[[], dict[str, int]], *,
+                 unschedulable_pods: Callable[[], dict[tuple[str, str], int]] | None = None,
+                 cache_size: Callable[[], dict[str, int]] | None = None, process: bool = True) -> None:
+        self.registry = r = CollectorRegistry()
+        attempts = Counter("scheduler_schedule_attempts",
+                           "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a "
+                           "pod could not be scheduled, while 'error' means an internal scheduler problem.",
+                           ["result", "profile"], registry=r)
+        latency = Histogram("scheduler_scheduling_attempt_duration_seconds",
+                            "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+                            ["result", "profile"], buckets=ATTEMPT_BUCKETS, registry=r)
+        self.algorithm = Histogram("scheduler_scheduling_algorithm_duration_seconds",
+                                   "[BETA] Scheduling algorithm latency in seconds", buckets=ATTEMPT_BUCKETS,
+                                   registry=r)
+        points = Histogram("scheduler_framework_extension_point_duration_seconds",
+                           "[STABLE] Latency for running all plugins of a specific extension point.",
+                           ["extension_point", "status", "profile"], buckets=EXTENSION_POINT_BUCKETS, registry=r)
+        sli = Histogram("scheduler_pod_scheduling_sli_duration_seconds",
+                        "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+                        "queue and might involve multiple scheduling attempts.",
+                        ["attempts"], buckets=SLI_BUCKETS, registry=r)
+        # Children by attempts, capped at 15 ("15+") as kube-scheduler's getAttemptsLabel; each made on
+        # first use, so only the attempt counts seen get series, as in kube-scheduler.
+        self._sli_family = sli
+        self._sli: list[Any] = [None] * (MAX_ATTEMPTS_LABEL + 1)
+        self.pod_attempts = Histogram("scheduler_pod_scheduling_attempts",
+                                      "[STABLE] Number of attempts to successfully schedule a pod.",
+                                      buckets=ATTEMPTS_BUCKETS, registry=r)
+        self._incoming_family = Counter("scheduler_queue_incoming_pods",
+                                        "[STABLE] Number of pods added to scheduling queues by event and queue type.",
+                                        ["queue", "event"], registry=r)
+        self._incoming: dict[tuple[str, str], Any] = {}
+        # Defined for parity; kubesched does not preempt yet, so they stay at zero.
+        self.preemption_attempts = Counter("scheduler_preemption_attempts",
+                                           "[STABLE] Total preemption attempts in the cluster till now", registry=r)
+        self.preemption_victims = Histogram("scheduler_preemption_victims",
+                                            "[STABLE] Number of selected preemption victims for preemption initiated "
+                                            "by a single pod", buckets=VICTIMS_BUCKETS, registry=r)
+        self.profiles = {p: ProfileMetrics(p, attempts, latency, points) for p in profiles}
+        r.register(_gauge("scheduler_pending_pods",
+                          "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in "
+                          "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of "
+                          "pods in unschedulableEntities that the scheduler attempted to schedule and failed; "
+                          "'gated' is the number of unschedulable pods that the scheduler never attempted to "
+                          "schedule because they are gated.", ["queue"], pending))
+        if unschedulable_pods is not None:
+            r.register(_gauge("scheduler_unschedulable_pods",
+                              "[BETA] The number of unschedulable pods broken down by plugin name. A pod will "
+                              "increment the gauge for all plugins that caused it to not schedule and so this "
+                              "metric have meaning only when broken down by plugin.",
+                              ["plugin", "profile"], unschedulable_pods))
+        if cache_size is not None:
+            r.register(_gauge("scheduler_cache_size",
+                              "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                              ["type"], cache_size))
+        if process:
+            ProcessCollector(registry=r)
         # client-go's leader-election gauge; its series exists only when leader election is on.
         self._leader = Gauge("leader_election_master_status",
-                             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+                             "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
                              "backup, 1 indicates master. 'name' is the string used to identify the lease.",
-                             ["name"], registry=self.registry)
+                             ["name"], registry=r)
+
+    def incoming(self, queue: str, event: str) -> None:
+        """scheduler_queue_incoming_pods_total{queue,event} += 1; the queue calls it on every move."""
+        child = self._incoming.get((queue, event))
+        if child is None:
+            child = self._incoming[(queue, event)] = self._incoming_family.labels(queue, event)
+        child.inc()
+
+    def pod_scheduled(self, profile: ProfileMetrics, attempt_seconds: float, attempts: int,
+                      sli_seconds: float | None) -> None:
+        profile.scheduled.inc()
+        profile.scheduled_seconds.observe(attempt_seconds)
+        self.pod_attempts.observe(attempts)
+        if sli_seconds is not None:
+            i = min(attempts, MAX_ATTEMPTS_LABEL)
+            child = self._sli[i]
+            if child is None:
+                child = self._sli[i] = self._sli_family.labels(
+                    f"{MAX_ATTEMPTS_LABEL}+" if i == MAX_ATTEMPTS_LABEL else str(i))
+            child.observe(sli_seconds)
 
     def leader_status(self, name: str) -> Callable[[bool], None]:
         """Start exporting leader_election_master_status{name=...} (at 0); the setter it returns takes

@@ -96,7 +96,9 @@ class Scheduler:
         self.binder = Binder(client, max_in_flight=max_binds_in_flight)
         self.events = EventRecorder(client, reporting_controller=next(iter(self.profiles)))
         self.conditions = ConditionWriter(client)
-        self.metrics = Metrics(sorted(self.profiles), self.queue.pending_counts)
+        self.metrics = Metrics(sorted(self.profiles), self.queue.pending_counts,
+                               unschedulable_pods=self.queue.unschedulable_reasons, cache_size=self._cache_size)
+        self.queue.on_incoming = self.metrics.incoming
         self.pods.handler = Handlers(handlers.pod_added, handlers.pod_updated, handlers.pod_deleted)
         self.nodes.handler = Handlers(handlers.node_added, handlers.node_updated, handlers.node_deleted)
         self.cycles = Cycles(self.profiles, self.cache, self.queue, self.conditions, self.events, self.pods,
@@ -117,6 +119,11 @@ class Scheduler:
         self._campaign_task: asyncio.Task[Any] | None = None
         if elector is not None:
             elector.add_observer(self.metrics.leader_status(LEADER_METRIC_NAME))
+
+    def _cache_size(self) -> dict[str, int]:
+        """For scheduler_cache_size{type}, at scrape time."""
+        return {"nodes": self.cache.node_count, "pods": self.cache.pod_count,
+                "assumed_pods": len(self.cache.assumed_pods())}
 
     # --- running ------------------------------------------------------------------------------------
 

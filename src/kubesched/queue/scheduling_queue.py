@@ -42,7 +42,12 @@ from typing import Any
 
 import msgspec
 
-from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT, UNSCHEDULED_POD_UPDATE, ClusterEvent
+from kubesched.framework.events import (
+    UNSCHEDULABLE_TIMEOUT,
+    UNSCHEDULED_POD_ADD,
+    UNSCHEDULED_POD_UPDATE,
+    ClusterEvent,
+)
 from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
 from kubesched.framework.status import Code
 from kubesched.model.objects import Pod
@@ -139,6 +144,9 @@ class SchedulingQueue:
         self._in_flight_events: dict[ClusterEvent, int] = {}
         self._wakeup = asyncio.Event()
         self._closed = False
+        # Told (queue, event) on every move into activeQ, backoffQ or unschedulablePods, for
+        # scheduler_queue_incoming_pods_total; kept free of prometheus here.
+        self.on_incoming: Callable[[str, str], None] | None = None
 
     # --- introspection ---------------------------------------------------------------------------
 
@@ -168,6 +176,22 @@ class SchedulingQueue:
             "gated": gated,
         }
 
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    def unschedulable_reasons(self) -> dict[tuple[str, str], int]:
+        """For scheduler_unschedulable_pods{plugin,profile}: queued pods by each plugin that rejected
+        (or gated) them. kube-scheduler counts a pod from its failed attempt until it is popped again,
+        so pods moved to activeQ or backoffQ still count."""
+        counts: dict[tuple[str, str], int] = {}
+        for info in self.pending_pods():
+            if info.unschedulable_plugins or info.pending_plugins:
+                profile = info.pod.spec.scheduler_name
+                for plugin in info.unschedulable_plugins | info.pending_plugins:
+                    counts[(plugin, profile)] = counts.get((plugin, profile), 0) + 1
+        return counts
+
     def pending_pods(self) -> list[QueuedPodInfo]:
         return [
             *self._active.items(),
@@ -187,7 +211,7 @@ class SchedulingQueue:
             self.update(None, pod)
             return
         info = QueuedPodInfo(pod=pod, timestamp=self._clock.now())
-        self._add_active(info, "PodAdd")
+        self._add_active(info, UNSCHEDULED_POD_ADD.label)
 
     def update(self, old: Pod | None, new: Pod) -> None:
         """Refresh a queued pod; a pod not queued yet is added."""
@@ -392,10 +416,14 @@ class SchedulingQueue:
     def _requeue(self, info: QueuedPodInfo, strategy: _Strategy, event: str) -> str:
         if strategy is _Strategy.SKIP:
             self._unschedulable[info.uid] = info
+            if self.on_incoming is not None:
+                self.on_incoming("unschedulable", event)
             return "unschedulable"
         if self._is_backing_off(info):
             heap = self._backoff if info.rejected() else self._error_backoff
             heap.push(info.uid, info)
+            if self.on_incoming is not None:
+                self.on_incoming("backoff", event)
             if self._pop_from_backoff:
                 self._wakeup.set()
             return "backoff"
@@ -405,10 +433,14 @@ class SchedulingQueue:
     def _add_active(self, info: QueuedPodInfo, event: str) -> None:
         if self._gate(info):
             self._unschedulable[info.uid] = info
+            if self.on_incoming is not None:
+                self.on_incoming("unschedulable", event)
             return
         if info.initial_attempt_timestamp is None:
             info.initial_attempt_timestamp = self._clock.now()
         self._active.push(info.uid, info)
+        if self.on_incoming is not None:
+            self.on_incoming("active", event)
         self._wakeup.set()
 
     def _gate(self, info: QueuedPodInfo) -> bool:
