@@ -1,5 +1,5 @@
-"""deploy/rbac.yaml gives kubesched every right it uses, its leader-election Lease included: run it with
-the service account's token."""
+"""deploy/rbac.yaml gives kubesched every right it uses, its leader-election Lease included (run it with
+the service account's token), and nothing else (asked of the apiserver's SubjectAccessReview)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,50 @@ from .kube import Kube, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched"
+SA = "system:serviceaccount:kube-system:kubesched"
+SA_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"]
+
+# (group, resource, subresource, verb, namespace, name): every API call kubesched run makes.
+ALLOWED = [
+    *((group, resource, "", verb, "", "")
+      for group, resource in (("", "pods"), ("", "nodes"), ("", "namespaces"), ("", "services"),
+                              ("", "replicationcontrollers"), ("apps", "replicasets"),
+                              ("apps", "statefulsets"), ("batch", "jobs"))
+      for verb in ("list", "watch")),
+    ("", "pods", "binding", "create", "some-ns", "some-pod"),
+    ("", "pods", "status", "patch", "some-ns", "some-pod"),
+    ("", "pods", "", "delete", "some-ns", "some-pod"),
+    ("events.k8s.io", "events", "", "create", "some-ns", ""),
+    ("events.k8s.io", "events", "", "patch", "some-ns", "some-event"),
+    ("coordination.k8s.io", "leases", "", "create", "kube-system", ""),
+    ("coordination.k8s.io", "leases", "", "get", "kube-system", "kubesched"),
+    ("coordination.k8s.io", "leases", "", "update", "kube-system", "kubesched"),
+]
+# What kube-scheduler's roles would grant, or a scheduler never needs.
+DENIED = [
+    ("", "nodes", "", "delete", "", "some-node"),
+    ("", "nodes", "", "patch", "", "some-node"),  # only the optional, unbound kubesched-pool-taint role
+    ("", "secrets", "", "get", "some-ns", "some-secret"),
+    ("", "secrets", "", "list", "", ""),
+    ("", "pods", "", "create", "some-ns", ""),
+    ("", "pods", "", "get", "some-ns", "some-pod"),
+    ("", "pods", "", "update", "some-ns", "some-pod"),
+    ("apps", "deployments", "", "update", "some-ns", "some-deployment"),
+    ("", "configmaps", "", "get", "kube-system", "some-config"),
+    ("", "events", "", "create", "some-ns", ""),  # core/v1 events: kubesched writes events.k8s.io
+    ("", "persistentvolumeclaims", "", "list", "", ""),  # no volume plugin yet
+    ("storage.k8s.io", "csinodes", "", "list", "", ""),
+    ("coordination.k8s.io", "leases", "", "get", "kube-system", "kube-scheduler"),
+    ("coordination.k8s.io", "leases", "", "update", "kube-system", "kube-scheduler"),
+    ("coordination.k8s.io", "leases", "", "create", "default", ""),
+]
 
 
 def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
                                             start_kubesched: Callable[..., KubeschedProcess]) -> None:
+    # the bindings to kube-scheduler's roles an earlier deploy/rbac.yaml made, were they still there
+    plane.kubectl("delete", "clusterrolebinding", "kubesched-as-kube-scheduler", "kubesched-as-volume-scheduler",
+                  "--ignore-not-found")
     plane.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac.yaml"))
     token = plane.create("/api/v1/namespaces/kube-system/serviceaccounts/kubesched/token",
                          {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
@@ -57,15 +97,18 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     plane.delete(LEASE)
     for name in ("fits", "too-big"):
         plane.delete(f"/api/v1/namespaces/{ns}/pods/{name}?gracePeriodSeconds=0")
-    # PodTopologySpread's owner informers: kubesched synced them before binding "fits"; the rights
-    # come from system:kube-scheduler.
-    for group, resource in (("", "services"), ("", "replicationcontrollers"), ("apps", "replicasets"),
-                            ("apps", "statefulsets")):
-        for verb in ("list", "watch"):
-            review = plane.create("/apis/authorization.k8s.io/v1/subjectaccessreviews", {
-                "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-                "spec": {"user": "system:serviceaccount:kube-system:kubesched",
-                         "groups": ["system:serviceaccounts", "system:serviceaccounts:kube-system",
-                                    "system:authenticated"],
-                         "resourceAttributes": {"group": group, "resource": resource, "verb": verb}}})
-            assert review["status"].get("allowed") is True, (resource, verb, review["status"])
+    # Beside the run above: every right it used is granted, and nothing more (PodTopologySpread's owner
+    # informers included: kubesched synced them before binding "fits").
+    assert [a for a in ALLOWED if not _allowed(plane, *a)] == []
+    assert [d for d in DENIED if _allowed(plane, *d)] == []
+
+
+def _allowed(plane: Kube, group: str, resource: str, subresource: str, verb: str, namespace: str,
+             name: str) -> bool:
+    attributes = {"group": group, "resource": resource, "subresource": subresource, "verb": verb,
+                  "namespace": namespace, "name": name}
+    review = plane.create("/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": SA, "groups": SA_GROUPS,
+                 "resourceAttributes": {k: v for k, v in attributes.items() if v}}})
+    return review["status"].get("allowed") is True
