@@ -94,7 +94,7 @@ class Scheduler:
         self.nodes: Informer[Node] = node_informer(client, Handlers())
         self.handle = Handle(snapshot=self.cache.snapshot, clock=clock, pods=self.pods, nodes=self.nodes,
                              jobs=self.jobs, bind_pod=self._bind_pod, nominate_pod=self._nominate_pod,
-                             delete_victim=self._delete_victim)
+                             delete_victim=self._delete_victim, spawn=self._spawn_background)
         self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry, self.handle)
                                              for p in config.profiles}
         self.names = frozenset(self.profiles)
@@ -292,6 +292,10 @@ class Scheduler:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, outcome.message)
         return Status(Code.ERROR, outcome.message)
 
+
+    def _spawn_background(self, coro: Coroutine[Any, Any, Any], name: str) -> object:
+        """The handle's task port (preemption's writes): run with the scheduler's background tasks."""
+        return self._background.spawn(coro, name=name)
 
     async def _nominate_pod(self, pod: Pod, node: str) -> Status | None:
         """The handle's nomination port: status.nominatedNodeName set, or cleared with ""."""

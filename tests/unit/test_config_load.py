@@ -77,7 +77,8 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
                                     "NodeResourcesBalancedAllocation"]
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
-    assert all(not p.plugins[x] for x in ("postFilter", "reserve", "permit", "preBind", "postBind"))
+    assert names(p, "postFilter") == ["DefaultPreemption"]
+    assert all(not p.plugins[x] for x in ("reserve", "permit", "preBind", "postBind"))
     assert p.plugin_args["NodeResourcesFit"]["scoringStrategy"] == {
         "type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
     assert p.plugin_args["NodeResourcesBalancedAllocation"] == {
@@ -88,7 +89,8 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.plugin_args["UnsupportedPodFields"] == {"ignoredFields": []}
     assert p.plugin_args["InterPodAffinity"] == {"hardPodAffinityWeight": 1,
                                                  "ignorePreferredTermsOfExistingPods": False}
-    assert set(p.plugin_args) == {"CronJobPool", "InterPodAffinity", "NodeAffinity",
+    assert p.plugin_args["DefaultPreemption"] == {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
+    assert set(p.plugin_args) == {"CronJobPool", "DefaultPreemption", "InterPodAffinity", "NodeAffinity",
                                   "NodeResourcesBalancedAllocation", "NodeResourcesFit", "UnsupportedPodFields"}
     assert p.percentage_of_nodes_to_score is None
     assert config.percentage_of_nodes_to_score == 0
@@ -253,7 +255,7 @@ UNIMPLEMENTED_CASES = [
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: PodTopologySpread\n",
                  ["profiles[0].plugins.multiPoint.enabled[0] (PodTopologySpread)"], id="enabled-unimplemented"),
     pytest.param("profiles:\n  - plugins:\n      postFilter:\n        enabled:\n          - name: DefaultPreemption\n",
-                 ["profiles[0].plugins.postFilter.enabled[0] (DefaultPreemption)"], id="preemption"),
+                 [], id="preemption-is-implemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: PodTopologySpread\n        args:\n"
                  "          defaultingType: List\n",
                  ["profiles[0].pluginConfig[0] (PodTopologySpread)"], id="args-for-unimplemented"),
