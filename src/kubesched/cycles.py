@@ -21,6 +21,7 @@ from kubesched.cache.cache import Cache
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
+from kubesched.framework.interface import NOMINATED_NODE_KEY
 from kubesched.framework.profile import Profile
 from kubesched.framework.runtime import (
     run_bind,
@@ -44,7 +45,7 @@ log = logging.getLogger("kubesched")
 
 
 class ConditionPort(Protocol):
-    def submit(self, pod: Pod, message: str, reason: str = ...) -> None: ...
+    def submit(self, pod: Pod, message: str, reason: str = ..., nominated_node: str | None = ...) -> None: ...
     def discard(self, uid: str) -> None: ...
     async def settled(self, uid: str) -> None: ...
 
@@ -114,7 +115,10 @@ class Cycles:
             self.stats.unschedulable += 1
             self.metrics.unschedulable[profile.scheduler_name].inc()
             info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
-            self._failed(info, profile, result.message(), reason="Unschedulable")
+            # kube-scheduler clears the nomination when no PostFilter runs, else writes the one
+            # the PostFilter result carries (none: leave it).
+            nominated: str | None = state.get(NOMINATED_NODE_KEY) if profile.post_filter else ""
+            self._failed(info, profile, result.message(), reason="Unschedulable", nominated_node=nominated)
             return
         node = result.suggested_host
         self.cache.assume_pod(pod_info, node)
@@ -129,7 +133,8 @@ class Cycles:
         self.conditions.discard(pod.metadata.uid)
         self.binds.spawn(self._binding_cycle(info, pod_info, node, profile, state), name=f"bind/{pod_info.key}")
 
-    def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str) -> None:
+    def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str,
+                nominated_node: str | None = "") -> None:
         pod = info.pod
         log.info("unschedulable" if reason == "Unschedulable" else "scheduling error",
                  extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}", "reason": reason,
@@ -137,7 +142,7 @@ class Cycles:
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
         latest = self.pods.get(_key(pod)) or pod
-        self.conditions.submit(latest, message, reason=reason)
+        self.conditions.submit(latest, message, reason=reason, nominated_node=nominated_node)
 
     async def _binding_cycle(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
                              state: CycleState) -> None:

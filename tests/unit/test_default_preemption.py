@@ -4,16 +4,21 @@ victims, the candidate choice, the messages, and the writes it spawns."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import random
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import pytest
 
+from kubesched.api.pod_status import pod_scheduled_patch
 from kubesched.config import ProfileConfig, kube_scheduler_default_plugins
 from kubesched.framework import CycleState, FitError, NodeCursor, PodInfo, Profile, build_profile, schedule_pod
+from kubesched.framework.fit_error import Diagnosis
 from kubesched.framework.handle import Handle
+from kubesched.framework.interface import NOMINATED_NODE_KEY
 from kubesched.framework.runtime import run_post_filter
 from kubesched.framework.status import Code, Status
 from kubesched.model.objects import Pod, PodCondition
@@ -57,6 +62,13 @@ class Run:
     fit: FitError
     plugin: DefaultPreemption
     writes: Writes
+    state: CycleState
+
+    @property
+    def nominated(self) -> str | None:
+        """What the failure handler writes to status.nominatedNodeName ("" clears, None leaves it)."""
+        value: str | None = self.state.get(NOMINATED_NODE_KEY)
+        return value
 
     @property
     def message(self) -> str:
@@ -97,7 +109,7 @@ def run(nodes: list[NodeBuilder], pods: list[PodBuilder], pod: PodBuilder | Pod,
     status = run_post_filter(profile, state, info, fit)
     # What the scheduler's task set would run after the cycle.
     writes.run()
-    return Run(status, fit, plugin, writes)
+    return Run(status, fit, plugin, writes, state)
 
 
 def test_victims_are_the_fewest_lowest_priority_pods_that_make_room() -> None:
@@ -106,7 +118,8 @@ def test_victims_are_the_fewest_lowest_priority_pods_that_make_room() -> None:
     assert r.status is None
     assert r.message == ("0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement "
                          "for pod on node n1, preempting 1 victims")
-    assert r.writes.nominated == [("p", "n1")]
+    assert r.nominated == "n1"
+    assert r.writes.nominated == []
     assert r.writes.deleted == [("low", "Preempted by pod uid-p on node n1")]
 
 
@@ -151,7 +164,8 @@ def test_preemption_policy_never_is_not_eligible() -> None:
     assert r.status.code == Code.UNSCHEDULABLE
     assert r.message == ("0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to "
                          "preemptionPolicy=Never.")
-    assert r.writes.nominated == r.writes.deleted == []
+    assert r.writes.deleted == []
+    assert r.nominated is None  # not eligible: the nomination is left as it is
 
 
 def test_a_terminating_victim_on_the_nominated_node_makes_the_pod_wait() -> None:
@@ -173,6 +187,7 @@ def test_no_lower_priority_pods() -> None:
     assert r.status.code == Code.UNSCHEDULABLE
     assert r.message == ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
                          "2 No preemption victims found for incoming pod.")
+    assert r.nominated == ""  # no candidate: the nomination is cleared
 
 
 def test_unresolvable_nodes_are_not_candidates() -> None:
@@ -181,7 +196,7 @@ def test_unresolvable_nodes_are_not_candidates() -> None:
     assert r.message == ("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable. "
                          "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
                          "1 Preemption is not helpful for scheduling.")
-    assert r.writes.nominated == r.writes.deleted == []
+    assert r.writes.deleted == []
 
 
 def test_no_potential_node_at_all() -> None:
@@ -262,3 +277,39 @@ def test_args(raw: dict[str, int], errors: list[str]) -> None:
     assert [str(e).removeprefix("args.") for e in errs] == errors
     if not errors:
         assert parsed == {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
+
+
+def test_a_victim_this_plugin_deleted_counts_as_terminating_without_its_condition() -> None:
+    victim = low("low", "n1", 1, cpu="3")
+    victim.obj().metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    p = pod_of(preemptor())
+    p.status.nominated_node_name = "n1"
+    snap = snapshot_with([node("n1")], [victim])
+    pl = DefaultPreemption(handle=Handle(snapshot=lambda: snap))
+    diagnosis = Diagnosis(node_to_status={"n1": Status(Code.UNSCHEDULABLE, "Insufficient cpu")})
+    assert pl.eligible(p, diagnosis) == (True, "")
+    pl.preempted.add(victim.obj().metadata.uid)
+    assert pl.eligible(p, diagnosis) == (False, "not eligible due to a terminating pod on the nominated node.")
+    # The nominated node is unresolvable now: preempting elsewhere is allowed.
+    gone = Diagnosis(node_to_status={"n1": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "x")})
+    assert pl.eligible(p, gone) == (True, "")
+
+
+@pytest.mark.parametrize(("old", "nominated", "clear", "want"), [
+    ("", "n1", True, "n1"),
+    ("n1", "n1", True, None),
+    ("n2", "n1", True, "n1"),
+    ("n2", "", True, "clear"),
+    ("n2", "", False, None),
+], ids=["set", "unchanged", "moved", "cleared", "left"])
+def test_the_condition_patch_carries_the_nomination(old: str, nominated: str, clear: bool, want: str | None) -> None:
+    pod = pod_of(make_pod("p"))
+    pod.status.nominated_node_name = old
+    patch = pod_scheduled_patch(pod, "Unschedulable", "m", dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+                                clear_nominated_node=clear, nominated_node=nominated)
+    assert patch is not None
+    status = orjson.loads(patch)["status"]
+    if want is None:
+        assert "nominatedNodeName" not in status
+    else:
+        assert status["nominatedNodeName"] == (None if want == "clear" else want)

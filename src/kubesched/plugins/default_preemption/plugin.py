@@ -5,13 +5,16 @@ defaultpreemption/default_preemption.go and preemption/preemption.go, single pod
 The choice is synchronous, in PostFilter: the dry run clones each candidate node's NodeInfo and the
 CycleState, removes every lower-priority pod (telling the PreFilter extensions, duck-typed
 `remove_pod`/`add_pod`), checks the pod fits with the profile's filters, then reprieves the victims
-from the most important down while the pod still fits. The writes (nominate the preemptor, delete
-the victims with the Preempted event) run in the background through the handle's `spawn` port,
-as kube-scheduler's async preemption does.
+from the most important down while the pod still fits. The nomination goes back to the failure
+handler in the CycleState (NOMINATED_NODE_KEY, kube-scheduler's PostFilterResult), which writes
+status.nominatedNodeName in the same patch as the PodScheduled condition; the victims are deleted
+(with the Preempted event) in the background through the handle's `spawn` port, as kube-scheduler's
+async preemption does.
 
 Not implemented: PodDisruptionBudgets (every victim counts as non-violating), nominated pods in the
 dry run's filters (kubesched has no nominator), extenders, the DisruptionTarget condition on victims
-(the handle has no port for it), clearing lower-priority pods' nominations, and pod groups.
+(the handle has no port for it: a victim this plugin deleted counts as "terminating by preemption"
+from memory instead), clearing lower-priority pods' nominations, and pod groups.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
+from kubesched.framework.interface import NOMINATED_NODE_KEY
 from kubesched.framework.profile import Profile
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -39,6 +43,9 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
+
+# Past this many remembered victims, forget those no longer in the snapshot.
+_PREEMPTED_KEEP = 1000
 
 log = logging.getLogger(__name__)
 
@@ -74,13 +81,14 @@ def _sort_key(p: PodInfo) -> tuple[int, float]:
     return (-p.pod.spec.priority, _start_time(p.pod))
 
 
-def _terminating_by_preemption(pod: Pod) -> bool:
+def _terminating_by_preemption(pod: Pod, preempted: set[str]) -> bool:
+    """PodTerminatingByPreemption; without the DisruptionTarget condition, a pod this plugin deleted."""
     if pod.metadata.deletion_timestamp is None:
         return False
     for c in pod.status.conditions:
         if c.type == "DisruptionTarget":
             return c.status == "True" and c.reason == "PreemptionByScheduler"
-    return False
+    return pod.metadata.uid in preempted
 
 
 def _earliest_start_time(victims: list[PodInfo]) -> float:
@@ -130,6 +138,8 @@ class DefaultPreemption:
         self.profile: Profile | None = None
         # kube-scheduler starts the dry run at a random node (rand.Int31n); tests pass a fixed one.
         self.offset: Callable[[int], int] = offset or random.Random().randrange
+        # Victims deleted by this plugin (uids), standing in for their DisruptionTarget condition.
+        self.preempted: set[str] = set()
 
     def attach_profile(self, profile: Profile) -> None:
         """The profile whose PreFilter extensions and Filters the dry run runs (build_profile calls it)."""
@@ -138,7 +148,9 @@ class DefaultPreemption:
     # --- PostFilter ---------------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
-        status, candidate = self.preempt(state, pod, fit_error)
+        status, candidate, nomination = self.preempt(state, pod, fit_error)
+        if nomination is not None:
+            state.write(NOMINATED_NODE_KEY, nomination)
         if candidate is not None:
             self._actuate(pod.pod, candidate)
         msg = status.message()
@@ -147,29 +159,33 @@ class DefaultPreemption:
         return status
 
     def preempt(self, state: CycleState, pod: PodInfo,
-                fit_error: FitError) -> tuple[Status, Candidate | None]:
-        """Evaluator.evaluate: the status PostFilter answers (without the "preemption: " prefix)
-        and the chosen candidate on success. No writes."""
+                fit_error: FitError) -> tuple[Status, Candidate | None, str | None]:
+        """Evaluator.evaluate: the status PostFilter answers (without the "preemption: " prefix),
+        the chosen candidate on success, and the nomination (a node, "" to clear, None to leave
+        it). No writes."""
+        snapshot = self.handle.snapshot()
+        if len(self.preempted) > _PREEMPTED_KEEP:
+            present = {p.pod.metadata.uid for ni in snapshot.node_infos for p in ni.pods.values()}
+            self.preempted &= present
         latest = self.handle.pods.get(pod.key)
         if latest is not None and latest.metadata.uid == pod.pod.metadata.uid:
             pod = PodInfo(latest)
         ok, msg = self.eligible(pod.pod, fit_error.diagnosis)
         if not ok:
-            return Status(Code.UNSCHEDULABLE, msg), None
-        snapshot = self.handle.snapshot()
+            return Status(Code.UNSCHEDULABLE, msg), None, None
         all_nodes = snapshot.node_infos
         candidates, statuses, error = self.find_candidates(state, pod, all_nodes, fit_error.diagnosis)
         if error is not None and not candidates:
-            return error, None
+            return error, None, None
         if not candidates:
             diagnosis = Diagnosis(node_to_status=statuses,
                                   absent_nodes_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL))
-            return Status(Code.UNSCHEDULABLE, FitError(pod, len(all_nodes), diagnosis).message()), None
+            return Status(Code.UNSCHEDULABLE, FitError(pod, len(all_nodes), diagnosis).message()), None, ""
         best = pick_one_node(candidates)
         if best is None:
-            return Status(Code.UNSCHEDULABLE, "no candidate node for preemption"), None
+            return Status(Code.UNSCHEDULABLE, "no candidate node for preemption"), None, None
         return Status(Code.SUCCESS, f"found a potential placement for pod on node {best.name}, "
-                                    f"preempting {len(best.victims)} victims"), best
+                                    f"preempting {len(best.victims)} victims"), best, best.name
 
     def eligible(self, pod: Pod, diagnosis: Diagnosis) -> tuple[bool, str]:
         """PodEligibleToPreemptOthers."""
@@ -185,7 +201,7 @@ class DefaultPreemption:
             if row is not None:
                 prio = pod.spec.priority
                 for p in snapshot.node_infos[row].pods.values():
-                    if p.pod.spec.priority < prio and _terminating_by_preemption(p.pod):
+                    if p.pod.spec.priority < prio and _terminating_by_preemption(p.pod, self.preempted):
                         return False, TERMINATING
         return True, ""
 
@@ -308,13 +324,11 @@ class DefaultPreemption:
                                       "victims": [v.key for v in candidate.victims]})
 
     async def _write(self, preemptor: Pod, candidate: Candidate) -> None:
-        """Nominate the preemptor on the node, then delete each victim with the Preempted event."""
+        """Delete each victim with the Preempted event (the nomination is the failure handler's)."""
         key = f"{preemptor.metadata.namespace}/{preemptor.metadata.name}"
-        s = await self.handle.nominate_pod(preemptor, candidate.name)
-        if s is not None and s.code != Code.SUCCESS:
-            log.warning("nominating failed", extra={"pod": key, "node": candidate.name, "detail": s.message()})
         message = f"Preempted by pod {preemptor.metadata.uid} on node {candidate.name}"
         for v in candidate.victims:
+            self.preempted.add(v.pod.metadata.uid)
             s = await self.handle.delete_victim(v.pod, message)
             if s is not None and s.code != Code.SUCCESS:
                 log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key,
