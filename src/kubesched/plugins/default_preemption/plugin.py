@@ -229,8 +229,13 @@ class DefaultPreemption:
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
         error: Status | None = None
+        prio = pod.pod.spec.priority
         for i in range(n):
             ni = potential[(offset + i) % n]
+            if not any(p.pod.spec.priority < prio for p in ni.pods.values()):
+                # SelectVictimsOnNode's first answer, without cloning the node and the state.
+                statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+                continue
             victims, violations, status = self.select_victims_on_node(state.clone(), pod, ni.clone())
             if status is None and victims:
                 (violating if violations else non_violating).append(Candidate(ni.name, victims, violations))
