@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from kubesched.api.pod_status import pod_scheduled_patch
+from kubesched.api.pod_status import disruption_target_patch, pod_scheduled_patch
 from kubesched.config import ProfileConfig, kube_scheduler_default_plugins
 from kubesched.framework import CycleState, FitError, NodeCursor, PodInfo, Profile, build_profile, schedule_pod
 from kubesched.framework.fit_error import Diagnosis
@@ -35,6 +35,7 @@ class Writes:
     spawned: list[Coroutine[Any, Any, Any]] = field(default_factory=list)
     nominated: list[tuple[str, str]] = field(default_factory=list)
     deleted: list[tuple[str, str]] = field(default_factory=list)
+    disrupted: list[tuple[str, str]] = field(default_factory=list)
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> object:
         self.spawned.append(coro)
@@ -42,6 +43,10 @@ class Writes:
 
     async def nominate(self, pod: Pod, node: str) -> Status | None:
         self.nominated.append((pod.metadata.name, node))
+        return None
+
+    async def disrupt(self, pod: Pod, message: str) -> Status | None:
+        self.disrupted.append((pod.metadata.name, message))
         return None
 
     async def delete(self, pod: Pod, message: str) -> Status | None:
@@ -94,7 +99,7 @@ def run(nodes: list[NodeBuilder], pods: list[PodBuilder], pod: PodBuilder | Pod,
     snap = snapshot_with(list(nodes), list(pods))
     writes = Writes()
     handle = Handle(snapshot=lambda: snap, spawn=writes.spawn, nominate_pod=writes.nominate,
-                    delete_victim=writes.delete)
+                    delete_victim=writes.delete, disrupt_victim=writes.disrupt)
     config = ProfileConfig("kubesched", kube_scheduler_default_plugins(),
                            plugin_args={"DefaultPreemption": args} if args else {})
     profile: Profile = build_profile(config, in_tree_registry(), handle)
@@ -120,6 +125,7 @@ def test_victims_are_the_fewest_lowest_priority_pods_that_make_room() -> None:
                          "for pod on node n1, preempting 1 victims")
     assert r.nominated == "n1"
     assert r.writes.nominated == []
+    assert r.writes.disrupted == [("low", "default-scheduler: preempting to accommodate a higher priority pod")]
     assert r.writes.deleted == [("low", "Preempted by pod uid-p on node n1")]
 
 
@@ -248,7 +254,7 @@ def test_the_dry_run_leaves_the_cycle_state_and_snapshot_alone() -> None:
     snap = snapshot_with([node("n1")], [low("low", "n1", 1), low("mid", "n1", 5)])
     writes = Writes()
     handle = Handle(snapshot=lambda: snap, spawn=writes.spawn, nominate_pod=writes.nominate,
-                    delete_victim=writes.delete)
+                    delete_victim=writes.delete, disrupt_victim=writes.disrupt)
     profile = build_profile(ProfileConfig("kubesched", kube_scheduler_default_plugins()), in_tree_registry(), handle)
     info = PodInfo(pod_of(preemptor()))
     state = CycleState()
@@ -313,3 +319,18 @@ def test_the_condition_patch_carries_the_nomination(old: str, nominated: str, cl
         assert "nominatedNodeName" not in status
     else:
         assert status["nominatedNodeName"] == (None if want == "clear" else want)
+
+
+def test_the_disruption_target_patch() -> None:
+    pod = pod_of(make_pod("victim"))
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    patch = disruption_target_patch(pod, "kubesched: preempting to accommodate a higher priority pod", now)
+    assert patch is not None
+    assert orjson.loads(patch) == {"status": {
+        "$setElementOrder/conditions": [{"type": "DisruptionTarget"}],
+        "conditions": [{"lastProbeTime": None, "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        "message": "kubesched: preempting to accommodate a higher priority pod",
+                        "reason": "PreemptionByScheduler", "status": "True", "type": "DisruptionTarget"}]}}
+    pod.status.conditions = [PodCondition(type="DisruptionTarget", status="True", reason="PreemptionByScheduler",
+                                          message="kubesched: preempting to accommodate a higher priority pod")]
+    assert disruption_target_patch(pod, "kubesched: preempting to accommodate a higher priority pod", now) is None

@@ -325,8 +325,10 @@ async def test_the_handle_lists_informer_objects_and_writes_through_ports() -> N
     assert handle.snapshot().names == ["n1"]
     assert await handle.nominate_pod(pod, "n1") is None
     assert await handle.delete_victim(pod, "Preempted by default/p on node n1") is None
+    assert await handle.disrupt_victim(pod, "kubesched: preempting to accommodate a higher priority pod") is None
     assert client.calls == [("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
-                            ("DELETE", "/api/v1/namespaces/default/pods/victim")]
+                            ("DELETE", "/api/v1/namespaces/default/pods/victim"),
+                            ("PATCH", "/api/v1/namespaces/default/pods/victim/status")]
 
 
 async def test_preemption_nominates_with_the_condition_and_deletes_the_victim_in_the_background() -> None:
@@ -342,4 +344,5 @@ async def test_preemption_nominates_with_the_condition_and_deletes_the_victim_in
                        "for pod on node n1, preempting 1 victims")
     assert (reason, nominated) == ("Unschedulable", "n1")
     await sched._background.wait()
-    assert ("DELETE", "/api/v1/namespaces/default/pods/victim") in client.calls
+    assert client.calls[-2:] == [("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
+                                 ("DELETE", "/api/v1/namespaces/default/pods/victim")]

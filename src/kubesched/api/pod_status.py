@@ -45,8 +45,23 @@ def pod_scheduled_patch(
     """The strategic merge patch for PodScheduled=False/<reason>/<message>; None if nothing changes.
     `nominated_node` (preemption's nomination) sets status.nominatedNodeName in the same patch;
     otherwise it is cleared unless `clear_nominated_node` is False."""
+    status = _condition_patch(pod, POD_SCHEDULED, "False", reason, message, now)
+    if nominated_node:
+        if pod.status.nominated_node_name != nominated_node:
+            status["nominatedNodeName"] = nominated_node
+    elif clear_nominated_node and pod.status.nominated_node_name:
+        status["nominatedNodeName"] = None
+    if not status:
+        return None
+    return orjson.dumps({"status": status})
+
+
+def _condition_patch(pod: Pod, ctype: str, value: str, reason: str, message: str,
+                     now: dt.datetime) -> dict[str, Any]:
+    """The status part of the two-way merge patch podutil.UpdatePodCondition makes: the condition's
+    changed fields (lastTransitionTime only when its status flips), {} when nothing changes."""
     conditions = pod.status.conditions
-    old = next((c for c in conditions if c.type == POD_SCHEDULED), None)
+    old = next((c for c in conditions if c.type == ctype), None)
     generation = pod.metadata.generation
     status: dict[str, Any] = {}
 
@@ -56,18 +71,18 @@ def pod_scheduled_patch(
             "lastTransitionTime": rfc3339(now),
             "message": message,
             "reason": reason,
-            "status": "False",
-            "type": POD_SCHEDULED,
+            "status": value,
+            "type": ctype,
         }
         if generation:
             entry["observedGeneration"] = generation
-        order = [*(c.type for c in conditions), POD_SCHEDULED]
+        order = [*(c.type for c in conditions), ctype]
     else:
-        same = old.status == "False" and old.reason == reason and old.message == message
-        entry = {"type": POD_SCHEDULED}
+        same = old.status == value and old.reason == reason and old.message == message
+        entry = {"type": ctype}
         if not same:
-            if old.status != "False":
-                entry["status"] = "False"
+            if old.status != value:
+                entry["status"] = value
                 entry["lastTransitionTime"] = rfc3339(now)
             if old.reason != reason:
                 entry["reason"] = reason
@@ -79,11 +94,17 @@ def pod_scheduled_patch(
     if len(entry) > 1:
         status["$setElementOrder/conditions"] = [{"type": t} for t in order]
         status["conditions"] = [entry]
-    if nominated_node:
-        if pod.status.nominated_node_name != nominated_node:
-            status["nominatedNodeName"] = nominated_node
-    elif clear_nominated_node and pod.status.nominated_node_name:
-        status["nominatedNodeName"] = None
+    return status
+
+
+DISRUPTION_TARGET = "DisruptionTarget"
+REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
+def disruption_target_patch(pod: Pod, message: str, now: dt.datetime) -> bytes | None:
+    """The patch for a preemption victim's DisruptionTarget=True/PreemptionByScheduler/<message>
+    condition (kube-scheduler's PreemptPod); None if it is there already."""
+    status = _condition_patch(pod, DISRUPTION_TARGET, "True", REASON_PREEMPTION_BY_SCHEDULER, message, now)
     if not status:
         return None
     return orjson.dumps({"status": status})

@@ -21,8 +21,10 @@ T_co = TypeVar("T_co", covariant=True)
 PodBinder = Callable[[Pod, str], Awaitable[Status | None]]
 # Set (a node name) or clear ("") the pod's status.nominatedNodeName.
 PodNominator = Callable[[Pod, str], Awaitable[Status | None]]
-# Delete a preemption victim, with the message its Preempted event and DisruptionTarget condition carry.
+# Delete a preemption victim, with the message its Preempted event carries.
 VictimDeleter = Callable[[Pod, str], Awaitable[Status | None]]
+# Give a preemption victim the DisruptionTarget=True (PreemptionByScheduler) condition with this message.
+VictimDisruptor = Callable[[Pod, str], Awaitable[Status | None]]
 # Run a coroutine in the background (the scheduler's task set), for a synchronous extension point
 # that must write (preemption: nominate the preemptor, delete its victims).
 Spawner = Callable[[Coroutine[Any, Any, Any], str], object]
@@ -75,4 +77,5 @@ class Handle:
     bind_pod: PodBinder = _no_binder
     nominate_pod: PodNominator = _no_writes
     delete_victim: VictimDeleter = _no_writes
+    disrupt_victim: VictimDisruptor = _no_writes
     spawn: Spawner = _no_spawn

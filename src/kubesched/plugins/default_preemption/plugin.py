@@ -12,9 +12,10 @@ status.nominatedNodeName in the same patch as the PodScheduled condition; the vi
 async preemption does.
 
 Not implemented: PodDisruptionBudgets (every victim counts as non-violating), nominated pods in the
-dry run's filters (kubesched has no nominator), extenders, the DisruptionTarget condition on victims
-(the handle has no port for it: a victim this plugin deleted counts as "terminating by preemption"
-from memory instead), clearing lower-priority pods' nominations, and pod groups.
+dry run's filters (kubesched has no nominator), extenders, preempting a pod waiting at Permit in
+memory (it is deleted like the others), clearing lower-priority pods' nominations, and pod groups.
+A victim this plugin deleted also counts as "terminating by preemption" from memory, before the
+informer brings its DisruptionTarget condition.
 """
 
 from __future__ import annotations
@@ -329,11 +330,18 @@ class DefaultPreemption:
                                       "victims": [v.key for v in candidate.victims]})
 
     async def _write(self, preemptor: Pod, candidate: Candidate) -> None:
-        """Delete each victim with the Preempted event (the nomination is the failure handler's)."""
+        """PreemptPod for each victim: the DisruptionTarget condition, then the deletion with the
+        Preempted event (the nomination is the failure handler's)."""
         key = f"{preemptor.metadata.namespace}/{preemptor.metadata.name}"
         message = f"Preempted by pod {preemptor.metadata.uid} on node {candidate.name}"
+        condition = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"
         for v in candidate.victims:
             self.preempted.add(v.pod.metadata.uid)
+            s = await self.handle.disrupt_victim(v.pod, condition)
+            if s is not None and s.code != Code.SUCCESS:
+                log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key,
+                                                                 "detail": s.message()})
+                continue
             s = await self.handle.delete_victim(v.pod, message)
             if s is not None and s.code != Code.SUCCESS:
                 log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key,
