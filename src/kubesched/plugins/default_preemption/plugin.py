@@ -33,6 +33,7 @@ from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import NOMINATED_NODE_KEY
 from kubesched.framework.profile import Profile
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
@@ -159,19 +160,28 @@ class DefaultPreemption:
             return Status(status.code, f"preemption: {msg}")
         return status
 
-    def preempt(self, state: CycleState, pod: PodInfo,
-                fit_error: FitError) -> tuple[Status, Candidate | None, str | None]:
+    def dry_run_post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError,
+                            snapshot: Snapshot | None = None) -> Status | None:
+        """What post_filter answers on this snapshot (default: the handle's), writing nothing
+        (kubesched explain)."""
+        status, _, _ = self.preempt(state, pod, fit_error, snapshot)
+        msg = status.message()
+        return Status(status.code, f"preemption: {msg}") if msg else status
+
+    def preempt(self, state: CycleState, pod: PodInfo, fit_error: FitError,
+                snapshot: Snapshot | None = None) -> tuple[Status, Candidate | None, str | None]:
         """Evaluator.evaluate: the status PostFilter answers (without the "preemption: " prefix),
         the chosen candidate on success, and the nomination (a node, "" to clear, None to leave
         it). No writes."""
-        snapshot = self.handle.snapshot()
+        if snapshot is None:
+            snapshot = self.handle.snapshot()
         if len(self.preempted) > _PREEMPTED_KEEP:
             present = {p.pod.metadata.uid for ni in snapshot.node_infos for p in ni.pods.values()}
             self.preempted &= present
         latest = self.handle.pods.get(pod.key)
         if latest is not None and latest.metadata.uid == pod.pod.metadata.uid:
             pod = PodInfo(latest)
-        ok, msg = self.eligible(pod.pod, fit_error.diagnosis)
+        ok, msg = self.eligible(pod.pod, fit_error.diagnosis, snapshot)
         if not ok:
             return Status(Code.UNSCHEDULABLE, msg), None, None
         all_nodes = snapshot.node_infos
@@ -188,7 +198,7 @@ class DefaultPreemption:
         return Status(Code.SUCCESS, f"found a potential placement for pod on node {best.name}, "
                                     f"preempting {len(best.victims)} victims"), best, best.name
 
-    def eligible(self, pod: Pod, diagnosis: Diagnosis) -> tuple[bool, str]:
+    def eligible(self, pod: Pod, diagnosis: Diagnosis, snapshot: Snapshot | None = None) -> tuple[bool, str]:
         """PodEligibleToPreemptOthers."""
         if pod.spec.preemption_policy == "Never":
             return False, NEVER
@@ -197,7 +207,8 @@ class DefaultPreemption:
             status = diagnosis.node_to_status.get(nominated, diagnosis.absent_nodes_status)
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return True, ""
-            snapshot = self.handle.snapshot()
+            if snapshot is None:
+                snapshot = self.handle.snapshot()
             row = snapshot.index.get(nominated)
             if row is not None:
                 prio = pod.spec.priority
