@@ -21,6 +21,7 @@ from kubesched.cache.cache import Cache
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
+from kubesched.framework.interface import NOMINATED_NODE_KEY
 from kubesched.framework.profile import Profile
 from kubesched.framework.runtime import (
     run_bind,
@@ -53,7 +54,7 @@ log = logging.getLogger("kubesched")
 
 
 class ConditionPort(Protocol):
-    def submit(self, pod: Pod, message: str, reason: str = ...) -> None: ...
+    def submit(self, pod: Pod, message: str, reason: str = ..., nominated_node: str | None = ...) -> None: ...
     def discard(self, uid: str) -> None: ...
     async def settled(self, uid: str) -> None: ...
 
@@ -123,7 +124,11 @@ class Cycles:
                 log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
             self.stats.unschedulable += 1
             info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
-            self._failed(info, profile, result.message(), reason="Unschedulable", started=started)
+            # kube-scheduler clears the nomination when no PostFilter runs, else writes the one
+            # the PostFilter result carries (none: leave it).
+            nominated: str | None = state.get(NOMINATED_NODE_KEY) if profile.post_filter else ""
+            self._failed(info, profile, result.message(), reason="Unschedulable", nominated_node=nominated,
+                         started=started)
             return
         # kube-scheduler observes the algorithm's latency only when it found a node.
         self.metrics.algorithm.observe(elapsed)
@@ -145,7 +150,7 @@ class Cycles:
                          name=f"bind/{pod_info.key}")
 
     def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str,
-                started: float | None = None) -> None:
+                started: float | None = None, nominated_node: str | None = "") -> None:
         """kube-scheduler's handleSchedulingFailure: counts the attempt (with its latency since
         `started`, the cycle's start), requeues the pod, records the event and the condition."""
         pod = info.pod
@@ -164,7 +169,7 @@ class Cycles:
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
         latest = self.pods.get(_key(pod)) or pod
-        self.conditions.submit(latest, message, reason=reason)
+        self.conditions.submit(latest, message, reason=reason, nominated_node=nominated_node)
 
     async def _binding_cycle(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
                              state: CycleState, started: float) -> None:

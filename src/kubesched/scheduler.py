@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import gc
 import logging
 import random
@@ -31,7 +32,7 @@ from kubesched.api import (
 )
 from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.api.leaderelection import LeaderElector
-from kubesched.api.pod_status import patch_pod_status
+from kubesched.api.pod_status import disruption_target_patch, patch_pod_status
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
 from kubesched.cycles import Cycles
@@ -82,7 +83,8 @@ class Scheduler:
         # at Permit and the binding port through it, never the API client itself.
         self.handle = Handle(snapshot=self.cache.snapshot, clock=clock, pods=self.pods, nodes=self.nodes,
                              jobs=self.jobs, bind_pod=self._bind_pod, nominate_pod=self._nominate_pod,
-                             delete_victim=self._delete_victim)
+                             delete_victim=self._delete_victim, disrupt_victim=self._disrupt_victim,
+                             spawn=self._spawn_background)
         self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry, self.handle)
                                              for p in config.profiles}
         self.names = frozenset(self.profiles)
@@ -288,12 +290,32 @@ class Scheduler:
         return Status(Code.ERROR, outcome.message)
 
 
+    def _spawn_background(self, coro: Coroutine[Any, Any, Any], name: str) -> object:
+        """The handle's task port (preemption's writes): run with the scheduler's background tasks."""
+        return self._background.spawn(coro, name=name)
+
     async def _nominate_pod(self, pod: Pod, node: str) -> Status | None:
         """The handle's nomination port: status.nominatedNodeName set, or cleared with ""."""
         body = {"status": {"nominatedNodeName": node or None}}
         try:
             await patch_pod_status(self.client, pod.metadata.namespace, pod.metadata.name, orjson.dumps(body))
         except (ApiError, ApiConnectionError) as e:
+            return Status(Code.ERROR, str(e))
+        return None
+
+    async def _disrupt_victim(self, pod: Pod, message: str) -> Status | None:
+        """The handle's DisruptionTarget port: the condition kube-scheduler adds before deleting a
+        victim; a victim already gone (404) is not an error."""
+        patch = disruption_target_patch(pod, message, dt.datetime.now(dt.UTC))
+        if patch is None:
+            return None
+        try:
+            await patch_pod_status(self.client, pod.metadata.namespace, pod.metadata.name, patch)
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            return Status(Code.ERROR, e.message)
+        except ApiConnectionError as e:
             return Status(Code.ERROR, str(e))
         return None
 

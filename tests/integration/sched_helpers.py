@@ -114,11 +114,6 @@ def wait_event(kube: Kube, ns: str, pod: str, reason: str, timeout: float = 20) 
                     timeout=timeout)
 
 
-def before_preemption(message: str) -> str:
-    """kube-scheduler's message up to where its ` preemption: ...` part begins (kubesched has none)."""
-    return message.split(PREEMPTION, 1)[0]
-
-
 def node_manifest(spec: NodeSpec, *, unschedulable: bool = False) -> dict[str, Any]:
     manifest = spec.manifest()
     if unschedulable:

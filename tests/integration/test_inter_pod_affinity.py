@@ -1,6 +1,6 @@
 """InterPodAffinity on the shared plane, decided by kubesched and by the reference kube-scheduler side
 by side: where one node is the only best, both must choose it; where nothing fits, kubesched must
-write kube-scheduler's whole message up to its ` preemption:` part (kubesched does not preempt yet).
+write kube-scheduler's whole message, its ` preemption:` part included.
 
 The shared plane is seed-kind: `kind-control-plane` (tainted NoSchedule) and the workers `kind-worker`,
 `kind-worker2` (tier=normal) and `kind-worker3` (tier=cronjob). kind-worker3 is no CronJob pool node
@@ -25,7 +25,6 @@ from .kube import Kube, wait_for
 from .sched_helpers import (
     DEFAULT,
     KUBESCHED,
-    before_preemption,
     container,
     create_pod,
     delete_pod_now,
@@ -196,14 +195,14 @@ def _compare_message(kube: Kube, ns: str, case: Case) -> None:
     ref_cond = wait_for("kube-scheduler's PodScheduled condition",
                         lambda: condition("ref").get("message") and condition("ref"))
     ref = ref_cond["message"]
-    want = before_preemption(ref)
+    want = ref
     poll(lambda: condition("ours").get("message") == want and note("ours", KUBESCHED) == want, timeout=10)
     ours = condition("ours")
     assert ours.get("message") == want, f"condition: kubesched {ours.get('message')!r}\n  kube-scheduler {ref!r}"
     assert ours.get("status") == "False"
     assert ours.get("reason") == ref_cond.get("reason")
     assert note("ours", KUBESCHED) == want, f"FailedScheduling note {note('ours', KUBESCHED)!r}, want {want!r}"
-    assert before_preemption(note("ref", DEFAULT)) == want
+    assert note("ref", DEFAULT) == want
     assert want.startswith("0/4 nodes are available: "), want
     for reason in case.reasons:
         assert reason in want, f"scenario broken: {reason!r} not in kube-scheduler's {want!r}"

@@ -311,7 +311,8 @@ def test_kubesched_non_pool_pods_never_on_the_pool_node(fleet: Fleet, toleration
     pool.create(f"/api/v1/namespaces/{ns}/pods", pod("pinned", KUBESCHED, tolerations=tolerations,
                                                      node_selector={"kubernetes.io/hostname": "pool-1"}))
     reserved = ("0/3 nodes are available: 1 node(s) were reserved for the cronjob pool, "
-                "2 node(s) didn't match Pod's node affinity/selector.")
+                "2 node(s) didn't match Pod's node affinity/selector. "
+                "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
     cond = wait_for("the pinned pod's PodScheduled condition", lambda: (
         c if (c := scheduled_condition(pool.get(f"/api/v1/namespaces/{ns}/pods/pinned"))) else None), timeout=20)
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", reserved)
@@ -385,7 +386,9 @@ class TestPoolFull:
         pending = wait_for("the stuck Job's pod", lambda: job_pods(kube, ns, "stuck"), timeout=20)[0]
         name = pending["metadata"]["name"]
         path = f"/api/v1/namespaces/{ns}/pods/{name}"
-        message = "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) were outside the pod's cronjob pool."
+        message = ("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) were outside the pod's cronjob pool. "
+                   "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+                   "2 Preemption is not helpful for scheduling.")
 
         # The first attempt may still wait for the Job informer; the condition settles on the message.
         cond = wait_for(f"PodScheduled of {name} to carry the full-pool message", lambda: (

@@ -42,8 +42,9 @@ pytestmark = pytest.mark.timeout(600)
 PODS = 500
 SLOTS = 330  # 3 workers x 110 pods; the control-plane node is tainted
 WORKERS = {"kind-worker", "kind-worker2", "kind-worker3"}
-# kube-scheduler v1.37.2 writes this, followed by its ` preemption: ...` part.
-FULL = "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Too many pods."
+# kube-scheduler v1.37.2 writes this (no pod has a lower priority than another: nothing to preempt).
+FULL = ("0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Too many pods. preemption: 0/4 nodes are "
+        "available: 1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Small scheduling scenarios, each decided by kubesched and by the reference kube-scheduler on the
 same nodes: where one node scores best, both must choose it; where nothing fits, kubesched must write
-kube-scheduler's message up to its ` preemption:` part.
+kube-scheduler's whole message, its ` preemption:` part included.
 
 The scenarios run one after another on a plane of their own: each creates its nodes, decides, and
 deletes everything again, so that `0/N nodes` counts exactly the scenario's nodes. Every scenario
@@ -24,7 +24,6 @@ from .kube import Kube, wait_for
 from .sched_helpers import (
     DEFAULT,
     KUBESCHED,
-    before_preemption,
     container,
     create_nodes,
     create_pod,
@@ -323,7 +322,7 @@ def _compare_message(kube: Kube, ns: str, spec: dict[str, Any], reasons: tuple[s
     ref_cond = wait_for("kube-scheduler's PodScheduled condition", lambda: condition("ref").get("message")
                         and condition("ref"))
     ref = ref_cond["message"]
-    want = before_preemption(ref)
+    want = ref
     # A first attempt may race the nodes' last update; kubesched retries on node events, so give its
     # message a few seconds to settle on the final one before comparing.
     poll(lambda: condition("ours").get("message") == want and note("ours", KUBESCHED) == want, timeout=6)
@@ -332,7 +331,7 @@ def _compare_message(kube: Kube, ns: str, spec: dict[str, Any], reasons: tuple[s
     assert ours.get("status") == "False"
     assert ours.get("reason") == ref_cond.get("reason")
     assert note("ours", KUBESCHED) == want, f"FailedScheduling note {note('ours', KUBESCHED)!r}, want {want!r}"
-    assert before_preemption(note("ref", DEFAULT)) == want
+    assert note("ref", DEFAULT) == want
     for reason in reasons:
         assert reason in want, f"scenario broken: {reason!r} not in kube-scheduler's {want!r}"
     assert get_pod(kube, ns, "ours")["spec"].get("nodeName") is None

@@ -69,7 +69,8 @@ def _manifest(name: str, spec: dict[str, Any], app: str = "web") -> dict[str, An
 
 
 def _message(fields: str) -> re.Pattern[str]:
-    return re.compile(r"0/\d+ nodes are available: " + re.escape(f"pod uses {fields}{NOT_YET}") + r"\.")
+    return re.compile(r"0/(\d+) nodes are available: " + re.escape(f"pod uses {fields}{NOT_YET}") +
+                      r"\. preemption: 0/\1 nodes are available: \1 Preemption is not helpful for scheduling\.")
 
 
 @pytest.fixture(scope="module")

@@ -77,7 +77,8 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
                                     "InterPodAffinity", "NodeResourcesBalancedAllocation"]
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
-    assert all(not p.plugins[x] for x in ("postFilter", "reserve", "permit", "preBind", "postBind"))
+    assert names(p, "postFilter") == ["DefaultPreemption"]
+    assert all(not p.plugins[x] for x in ("reserve", "permit", "preBind", "postBind"))
     assert p.plugin_args["NodeResourcesFit"]["scoringStrategy"] == {
         "type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
     assert p.plugin_args["NodeResourcesBalancedAllocation"] == {
@@ -89,7 +90,8 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.plugin_args["PodTopologySpread"] == {"defaultConstraints": [], "defaultingType": "System"}
     assert p.plugin_args["InterPodAffinity"] == {"hardPodAffinityWeight": 1,
                                                  "ignorePreferredTermsOfExistingPods": False}
-    assert set(p.plugin_args) == {"CronJobPool", "InterPodAffinity", "NodeAffinity",
+    assert p.plugin_args["DefaultPreemption"] == {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
+    assert set(p.plugin_args) == {"CronJobPool", "DefaultPreemption", "InterPodAffinity", "NodeAffinity",
                                   "NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread",
                                   "UnsupportedPodFields"}
     assert p.percentage_of_nodes_to_score is None
@@ -269,7 +271,7 @@ UNIMPLEMENTED_CASES = [
                  "    pluginConfig:\n      - name: PodTopologySpread\n        args:\n          defaultingType: List\n",
                  [], id="pod-topology-spread-is-implemented"),
     pytest.param("profiles:\n  - plugins:\n      postFilter:\n        enabled:\n          - name: DefaultPreemption\n",
-                 ["profiles[0].plugins.postFilter.enabled[0] (DefaultPreemption)"], id="preemption"),
+                 [], id="preemption-is-implemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: VolumeBinding\n        args:\n"
                  "          bindTimeoutSeconds: 60\n",
                  ["profiles[0].pluginConfig[0] (VolumeBinding)"], id="args-for-unimplemented"),

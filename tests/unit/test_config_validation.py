@@ -92,10 +92,11 @@ CASES = [
                  id="unknown-plugin-set-field"),
     pytest.param(profile("plugins:\n  score:\n    enabled:\n      - name: Foo"),
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
-                 '"CronJobPool", "DefaultBinder", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName", '
-                 '"NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", '
+                 '"CronJobPool", "DefaultBinder", "DefaultPreemption", "ImageLocality", "InterPodAffinity", '
+                 '"NodeAffinity", "NodeName", "NodePorts", '
+                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", '
                  '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields" '
-                 '(kube-scheduler\'s DefaultPreemption',
+                 '(kube-scheduler\'s DeferredPodScheduling',
                  id="unknown-plugin"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - weight: 1"),
                  "profiles[0].plugins.filter.enabled[0].name: Required value", id="plugin-without-name"),

@@ -15,6 +15,9 @@ from kubesched.explain.evaluate import explain
 from kubesched.explain.model import PRE_FILTER, Explanation, NodeExplanation
 from kubesched.explain.render import render_json, render_table, render_yaml, to_dict
 from kubesched.framework import Code, FitError, NodeCursor, PodInfo, ScheduleResult, build_profile, schedule_pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
+from kubesched.framework.runtime import run_post_filter
 from kubesched.plugins.registry import in_tree_registry
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod, term
 from tests.unit.scheduling_helpers import default_profile, node_of, pod_of, snapshot_with
@@ -141,12 +144,18 @@ FIT_ERROR_CASES = [
 
 @pytest.mark.parametrize(("nodes", "existing", "pod"), FIT_ERROR_CASES)
 def test_message_is_schedule_pods(nodes: list[NodeBuilder], existing: list[PodBuilder], pod: PodBuilder) -> None:
-    profile = default_profile()
     snapshot = snapshot_with(list(nodes), list(existing))
-    result = schedule_pod(profile, snapshot, PodInfo(pod_of(pod)), rng=random.Random(0), cursor=NodeCursor())
+    profile = build_profile(ProfileConfig("kubesched", kube_scheduler_default_plugins()), in_tree_registry(),
+                            Handle(snapshot=lambda: snapshot))
+    state = CycleState()
+    info = PodInfo(pod_of(pod))
+    result = schedule_pod(profile, snapshot, info, rng=random.Random(0), cursor=NodeCursor(), state=state)
     e = explain(profile, snapshot, PodInfo(pod_of(pod)))
     assert isinstance(result, FitError)
+    # The whole message the cycle writes, PostFilter's (preemption's dry run) included.
+    run_post_filter(profile, state, info, result)
     assert e.message == result.message()
+    assert (" preemption: " in e.message) == bool(nodes)
     assert e.selected == []
     assert len(e.nodes) == len(nodes)
     for n in e.nodes:

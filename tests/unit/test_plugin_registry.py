@@ -32,6 +32,7 @@ HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfigura
 # the classes: a plugin that loses or gains a method changes this on purpose.
 IN_TREE_POINTS = {
     "PrioritySort": {"queueSort"},
+    "DefaultPreemption": {"postFilter"},
     "SchedulingGates": {"preEnqueue"},
     "NodeName": {"preFilter", "filter"},
     "NodeUnschedulable": {"preFilter", "filter"},
@@ -55,8 +56,8 @@ def test_in_tree_points_are_read_from_the_plugin_classes() -> None:
 
 def test_in_tree_args_parsers() -> None:
     assert sorted(in_tree_registry().args_parsers()) == [
-        "CronJobPool", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-        "PodTopologySpread", "UnsupportedPodFields"]
+        "CronJobPool", "DefaultPreemption", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit", "PodTopologySpread", "UnsupportedPodFields"]
 
 
 @pytest.mark.parametrize("point", EXTENSION_POINTS)

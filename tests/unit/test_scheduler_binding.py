@@ -132,7 +132,7 @@ async def test_bind_error_message_and_condition_are_kube_schedulers() -> None:
     enqueue(sched, pod)
     sched.schedule_one(pop(sched))
     await sched.binds.wait()
-    assert sched.conditions._pending[pod.metadata.uid][1:] == (
+    assert sched.conditions._pending[pod.metadata.uid][1:3] == (
         'running Bind plugin "DefaultBinder": etcdserver: leader changed', "SchedulerError")
 
 
@@ -255,7 +255,8 @@ class FakeConditions:
     def __init__(self) -> None:
         self.written: list[tuple[str, str, str]] = []
 
-    def submit(self, pod: Pod, message: str, reason: str = "Unschedulable") -> None:
+    def submit(self, pod: Pod, message: str, reason: str = "Unschedulable",
+               nominated_node: str | None = "") -> None:
         self.written.append((pod.metadata.name, message, reason))
 
     def discard(self, uid: str) -> None:
@@ -324,5 +325,24 @@ async def test_the_handle_lists_informer_objects_and_writes_through_ports() -> N
     assert handle.snapshot().names == ["n1"]
     assert await handle.nominate_pod(pod, "n1") is None
     assert await handle.delete_victim(pod, "Preempted by default/p on node n1") is None
+    assert await handle.disrupt_victim(pod, "kubesched: preempting to accommodate a higher priority pod") is None
     assert client.calls == [("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
-                            ("DELETE", "/api/v1/namespaces/default/pods/victim")]
+                            ("DELETE", "/api/v1/namespaces/default/pods/victim"),
+                            ("PATCH", "/api/v1/namespaces/default/pods/victim/status")]
+
+
+async def test_preemption_nominates_with_the_condition_and_deletes_the_victim_in_the_background() -> None:
+    sched, client = make_scheduler(created)
+    victim = make_pod("victim").uid("uid-victim").scheduler("kubesched").node("n1").priority(1).req(cpu="1").obj()
+    sched.pods.store[victim.key] = victim
+    sched.cache.add_pod(victim)
+    pod = make_pod("p").uid("uid-p").scheduler("kubesched").priority(10).req(cpu="1").obj()
+    enqueue(sched, pod)
+    sched.schedule_one(pop(sched))
+    _, message, reason, nominated = sched.conditions._pending[pod.metadata.uid]
+    assert message == ("0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement "
+                       "for pod on node n1, preempting 1 victims")
+    assert (reason, nominated) == ("Unschedulable", "n1")
+    await sched._background.wait()
+    assert client.calls[-2:] == [("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
+                                 ("DELETE", "/api/v1/namespaces/default/pods/victim")]

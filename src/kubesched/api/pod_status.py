@@ -40,10 +40,28 @@ def pod_scheduled_patch(
     now: dt.datetime,
     *,
     clear_nominated_node: bool = True,
+    nominated_node: str = "",
 ) -> bytes | None:
-    """The strategic merge patch for PodScheduled=False/<reason>/<message>; None if nothing changes."""
+    """The strategic merge patch for PodScheduled=False/<reason>/<message>; None if nothing changes.
+    `nominated_node` (preemption's nomination) sets status.nominatedNodeName in the same patch;
+    otherwise it is cleared unless `clear_nominated_node` is False."""
+    status = _condition_patch(pod, POD_SCHEDULED, "False", reason, message, now)
+    if nominated_node:
+        if pod.status.nominated_node_name != nominated_node:
+            status["nominatedNodeName"] = nominated_node
+    elif clear_nominated_node and pod.status.nominated_node_name:
+        status["nominatedNodeName"] = None
+    if not status:
+        return None
+    return orjson.dumps({"status": status})
+
+
+def _condition_patch(pod: Pod, ctype: str, value: str, reason: str, message: str,
+                     now: dt.datetime) -> dict[str, Any]:
+    """The status part of the two-way merge patch podutil.UpdatePodCondition makes: the condition's
+    changed fields (lastTransitionTime only when its status flips), {} when nothing changes."""
     conditions = pod.status.conditions
-    old = next((c for c in conditions if c.type == POD_SCHEDULED), None)
+    old = next((c for c in conditions if c.type == ctype), None)
     generation = pod.metadata.generation
     status: dict[str, Any] = {}
 
@@ -53,18 +71,18 @@ def pod_scheduled_patch(
             "lastTransitionTime": rfc3339(now),
             "message": message,
             "reason": reason,
-            "status": "False",
-            "type": POD_SCHEDULED,
+            "status": value,
+            "type": ctype,
         }
         if generation:
             entry["observedGeneration"] = generation
-        order = [*(c.type for c in conditions), POD_SCHEDULED]
+        order = [*(c.type for c in conditions), ctype]
     else:
-        same = old.status == "False" and old.reason == reason and old.message == message
-        entry = {"type": POD_SCHEDULED}
+        same = old.status == value and old.reason == reason and old.message == message
+        entry = {"type": ctype}
         if not same:
-            if old.status != "False":
-                entry["status"] = "False"
+            if old.status != value:
+                entry["status"] = value
                 entry["lastTransitionTime"] = rfc3339(now)
             if old.reason != reason:
                 entry["reason"] = reason
@@ -76,8 +94,17 @@ def pod_scheduled_patch(
     if len(entry) > 1:
         status["$setElementOrder/conditions"] = [{"type": t} for t in order]
         status["conditions"] = [entry]
-    if clear_nominated_node and pod.status.nominated_node_name:
-        status["nominatedNodeName"] = None
+    return status
+
+
+DISRUPTION_TARGET = "DisruptionTarget"
+REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
+def disruption_target_patch(pod: Pod, message: str, now: dt.datetime) -> bytes | None:
+    """The patch for a preemption victim's DisruptionTarget=True/PreemptionByScheduler/<message>
+    condition (kube-scheduler's PreemptPod); None if it is there already."""
+    status = _condition_patch(pod, DISRUPTION_TARGET, "True", REASON_PREEMPTION_BY_SCHEDULER, message, now)
     if not status:
         return None
     return orjson.dumps({"status": status})
@@ -107,11 +134,13 @@ async def set_pod_unschedulable(
     reason: str = REASON_UNSCHEDULABLE,
     *,
     clear_nominated_node: bool = True,
+    nominated_node: str = "",
 ) -> bool:
     """Write the condition (full message, never truncated); False when nothing needed writing.
     A pod deleted meanwhile (404) is not an error."""
     patch = pod_scheduled_patch(
-        pod, reason, message, dt.datetime.now(dt.UTC), clear_nominated_node=clear_nominated_node
+        pod, reason, message, dt.datetime.now(dt.UTC), clear_nominated_node=clear_nominated_node,
+        nominated_node=nominated_node,
     )
     if patch is None:
         return False
@@ -131,17 +160,20 @@ class ConditionWriter:
     def __init__(self, client: ApiClient, workers: int = 4) -> None:
         self.client = client
         self._workers = workers
-        self._pending: dict[str, tuple[Pod, str, str]] = {}
+        self._pending: dict[str, tuple[Pod, str, str, str | None]] = {}
         self._ready: asyncio.Queue[str] = asyncio.Queue()
         self._sending: dict[str, asyncio.Event] = {}
         self.written = 0
         self.failed = 0
 
-    def submit(self, pod: Pod, message: str, reason: str = REASON_UNSCHEDULABLE) -> None:
+    def submit(self, pod: Pod, message: str, reason: str = REASON_UNSCHEDULABLE,
+               nominated_node: str | None = "") -> None:
+        """`nominated_node`: the node preemption nominated, "" to clear status.nominatedNodeName
+        (kube-scheduler's clearNominatedNode), None to leave it as it is."""
         uid = pod.metadata.uid
         if uid not in self._pending:
             self._ready.put_nowait(uid)
-        self._pending[uid] = (pod, message, reason)
+        self._pending[uid] = (pod, message, reason, nominated_node)
 
     def discard(self, uid: str) -> None:
         """Drop a condition not sent yet: the pod is about to be bound, and a PodScheduled=False
@@ -183,8 +215,10 @@ class ConditionWriter:
             return
         sending = self._sending[uid] = asyncio.Event()
         try:
-            pod, message, reason = pending
-            if await set_pod_unschedulable(self.client, pod, message, reason):
+            pod, message, reason, nominated = pending
+            if await set_pod_unschedulable(self.client, pod, message, reason,
+                                           clear_nominated_node=nominated is not None,
+                                           nominated_node=nominated or ""):
                 self.written += 1
         finally:
             sending.set()

@@ -12,6 +12,7 @@ score before normalisation.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from collections.abc import Callable
 
@@ -22,6 +23,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import FilterPlugin, Rows, Scores
 from kubesched.framework.profile import Profile
+from kubesched.framework.runtime import run_post_filter
 
 # The cycle's own (private) steps: the explanation must run exactly the code a decision runs.
 from kubesched.framework.schedule import (
@@ -40,6 +42,14 @@ from kubesched.framework.types import PodInfo
 Normalizer = Callable[[CycleState, PodInfo, Scores], Scores]
 
 
+@dataclasses.dataclass
+class _DryRun:
+    """A PostFilter plugin's dry run in the PostFilter plugin's shape, for run_post_filter."""
+
+    name: str
+    post_filter: Callable[[CycleState, PodInfo, FitError], Status | None]
+
+
 def explain(profile: Profile, snapshot: Snapshot, pod: PodInfo, *,
             percentage_of_nodes_to_score: int = 0) -> Explanation:
     """Every node's filter verdicts and, if feasible, scores; the best nodes or the message.
@@ -47,12 +57,23 @@ def explain(profile: Profile, snapshot: Snapshot, pod: PodInfo, *,
     Raises SchedulingError when a plugin errs, as the cycle does (kubesched then reports the
     error instead of a placement)."""
     original = pod.pod
+    cycle_state = CycleState()
     decision = schedule_pod(profile, snapshot, PodInfo(original), rng=random.Random(0), cursor=NodeCursor(),
-                            percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+                            percentage_of_nodes_to_score=percentage_of_nodes_to_score, state=cycle_state)
+    dry_run = isinstance(decision, FitError) and bool(profile.post_filter) and all(
+        callable(getattr(pl, "dry_run_post_filter", None)) for pl in profile.post_filter)
+    if dry_run:
+        # Every PostFilter plugin can say what it would do without doing it (DefaultPreemption's
+        # dry run): the message is then the whole one kubesched writes.
+        assert isinstance(decision, FitError)
+        run_post_filter(dataclasses.replace(profile, post_filter=tuple(
+            _DryRun(pl.name, functools.partial(pl.dry_run_post_filter, snapshot=snapshot))  # type: ignore[attr-defined]
+            for pl in profile.post_filter)),
+            cycle_state, PodInfo(original), decision)
     out = Explanation(pod=pod.key, profile=profile.scheduler_name, nodes=[], selected=[],
                       message=decision.message() if isinstance(decision, FitError) else "",
                       pre_filter=_pre_filter_verdicts(profile, snapshot, PodInfo(original)))
-    if isinstance(decision, FitError) and profile.post_filter:
+    if isinstance(decision, FitError) and profile.post_filter and not dry_run:
         out.notes.append("PostFilter plugins (" + ", ".join(pl.name for pl in profile.post_filter) + ") are not run "
                          "here: they may preempt; the message kubesched writes adds what they say.")
     if snapshot.n == 0:

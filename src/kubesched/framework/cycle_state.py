@@ -22,3 +22,14 @@ class CycleState:
 
     def get(self, key: str) -> Any:
         return self._data.get(key)
+
+    def clone(self) -> CycleState:
+        """A copy whose values can be changed without touching this one (kube-scheduler's
+        CycleState.Clone): a value with a `clone()` method is cloned, others are shared."""
+        c = CycleState()
+        for key, value in self._data.items():
+            clone = getattr(value, "clone", None)
+            c._data[key] = clone() if callable(clone) else value
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        return c

@@ -1,13 +1,14 @@
 """What a plugin may reach beyond its arguments (kube-scheduler's framework.Handle), behind small
 ports so plugins stay free of I/O: the scheduler's snapshot, its clock, read-only listers of the
 informers' objects, the pods waiting at Permit, and the writes a bind plugin and preemption need
-(bind a pod, set its nominated node, delete a victim)."""
+(bind a pod, set its nominated node, delete a victim) with a task set to run them in."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -20,8 +21,15 @@ T_co = TypeVar("T_co", covariant=True)
 PodBinder = Callable[[Pod, str], Awaitable[Status | None]]
 # Set (a node name) or clear ("") the pod's status.nominatedNodeName.
 PodNominator = Callable[[Pod, str], Awaitable[Status | None]]
-# Delete a preemption victim, with the message its Preempted event and DisruptionTarget condition carry.
+# Delete a preemption victim, with the message its Preempted event carries.
 VictimDeleter = Callable[[Pod, str], Awaitable[Status | None]]
+# Give a preemption victim the DisruptionTarget=True (PreemptionByScheduler) condition with this message.
+VictimDisruptor = Callable[[Pod, str], Awaitable[Status | None]]
+# Run a coroutine in the background (the scheduler's task set), for a synchronous extension point
+# that must write (preemption: nominate the preemptor, delete its victims).
+Spawner = Callable[[Coroutine[Any, Any, Any], str], object]
+
+log = logging.getLogger(__name__)
 
 
 class Lister(Protocol[T_co]):
@@ -48,6 +56,12 @@ async def _no_writes(pod: Pod, value: str) -> Status | None:
     return Status(Code.ERROR, "this handle cannot write to a cluster")
 
 
+def _no_spawn(coro: Coroutine[Any, Any, Any], name: str) -> object:
+    coro.close()
+    log.warning("no task set: this handle cannot run %s in the background", name)
+    return None
+
+
 def _no_snapshot() -> Snapshot:
     raise RuntimeError("no snapshot: this handle is not attached to a scheduler")
 
@@ -63,3 +77,5 @@ class Handle:
     bind_pod: PodBinder = _no_binder
     nominate_pod: PodNominator = _no_writes
     delete_victim: VictimDeleter = _no_writes
+    disrupt_victim: VictimDisruptor = _no_writes
+    spawn: Spawner = _no_spawn

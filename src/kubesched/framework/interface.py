@@ -29,6 +29,11 @@ Scores = npt.NDArray[np.int64]
 
 MAX_NODE_SCORE = 100
 
+# Where a PostFilter plugin leaves its nomination in the CycleState (kube-scheduler's
+# PostFilterResult.NominatingInfo): a node name to nominate, "" to clear the pod's nomination.
+# Absent: leave status.nominatedNodeName as it is. The failure handler writes it with the condition.
+NOMINATED_NODE_KEY = "__post_filter_nominated_node__"
+
 
 @dataclass(frozen=True)
 class PreFilterResult:

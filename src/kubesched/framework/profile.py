@@ -123,7 +123,7 @@ def build_profile(config: ProfileConfig, registry: Mapping[str, PluginSpec | Plu
     queue_sort = points["queueSort"]
     if len(queue_sort) > 1:
         raise ProfileError(f"profile {config.scheduler_name!r}: only one queueSort plugin may be enabled")
-    return Profile(
+    profile = Profile(
         scheduler_name=config.scheduler_name,
         pre_enqueue=tuple(points["preEnqueue"]),  # type: ignore[arg-type]
         queue_sort=queue_sort[0] if queue_sort else None,  # type: ignore[arg-type]
@@ -143,6 +143,12 @@ def build_profile(config: ProfileConfig, registry: Mapping[str, PluginSpec | Plu
         instances=instances,
         declared_events=declared,
     )
+    # A plugin that runs the profile's own plugins (DefaultPreemption's dry run) is given the profile.
+    for pl in instances.values():
+        attach = getattr(pl, "attach_profile", None)
+        if callable(attach):
+            attach(profile)
+    return profile
 
 
 def _new(profile: str, spec: PluginSpec, args: Mapping[str, Any], handle: Handle, *, check_name: bool) -> object:

@@ -34,6 +34,9 @@ def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error
     for pl in profile.post_filter:
         s = pl.post_filter(state, pod, fit_error)
         if s is None or s.code == Code.SUCCESS:
+            # kube-scheduler keeps a success's message too ("preemption: found a potential placement ...").
+            if s is not None and s.message():
+                fit_error.diagnosis.post_filter_msg = s.message()
             return None
         if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             fit_error.diagnosis.post_filter_msg = s.message()

@@ -188,5 +188,9 @@ class NodeInfo:
             self.used_ports.remove(port)
         return True
 
+    def clone(self) -> NodeInfo:
+        """A copy whose pods can be added and removed without touching this one (preemption's dry run)."""
+        return NodeInfo(self.node, self.pods.values())
+
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"

@@ -179,6 +179,8 @@ class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     # Pod-level requests (PodLevelResources, on by default since 1.34) replace the containers' sum.
     resources: ResourceRequirements | None = None
     priority: int = 0
+    # "PreemptLowerPriority" (the default when absent) or "Never".
+    preemption_policy: str | None = None
     scheduling_gates: list[SchedulingGate] = []
     restart_policy: str = "Always"
     topology_spread_constraints: list[TopologySpreadConstraint] = []
@@ -213,6 +215,8 @@ class PodStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     phase: str = ""
     conditions: list[PodCondition] = []
     nominated_node_name: str = ""
+    # RFC 3339, set by the kubelet when it starts the pod; preemption prefers younger victims.
+    start_time: str | None = None
     # In-place resize (KEP 1287), all optional: absent, null and empty must all decode.
     container_statuses: list[ContainerStatus] | None = None
     init_container_statuses: list[ContainerStatus] | None = None
