@@ -26,7 +26,6 @@ from .kube import Kube, wait_for
 from .sched_helpers import (
     DEFAULT,
     KUBESCHED,
-    before_preemption,
     container,
     create_nodes,
     create_pod,
@@ -212,7 +211,7 @@ def _compare_message(kube: Kube, ns: str, spec: dict[str, Any], reasons: tuple[s
     ref_cond = wait_for("kube-scheduler's PodScheduled condition", lambda: condition("ref").get("message") and
                         condition("ref"))
     ref = ref_cond["message"]
-    want = before_preemption(ref)
+    want = ref  # the whole message, its preemption part included
     for reason in reasons:
         assert reason in want, f"scenario broken: {reason!r} not in kube-scheduler's {want!r}"
     poll(lambda: condition("ours").get("message") == want and note("ours", KUBESCHED) == want, timeout=6)
@@ -220,7 +219,7 @@ def _compare_message(kube: Kube, ns: str, spec: dict[str, Any], reasons: tuple[s
     assert ours.get("message") == want, f"condition: kubesched {ours.get('message')!r}\n  kube-scheduler {ref!r}"
     assert ours.get("reason") == ref_cond.get("reason")
     assert note("ours", KUBESCHED) == want
-    assert before_preemption(note("ref", DEFAULT)) == want
+    assert note("ref", DEFAULT) == want
     assert get_pod(kube, ns, "ours")["spec"].get("nodeName") is None
 
 
