@@ -142,3 +142,17 @@ def test_a_status_only_update_keeps_the_pod_info_and_a_real_change_replaces_it()
     resized = make_pod("p").node("n1").req(cpu="2").label("app", "b").obj()
     cache.update_pod(resized)
     assert cache.node_info("n1").requested.milli_cpu == 2000  # type: ignore[union-attr]
+
+
+def test_the_snapshot_knows_which_nodes_hold_pods_with_affinity() -> None:
+    cache = Cache()
+    for name in ("n1", "n2"):
+        cache.add_node(make_node(name).obj())
+    snap = cache.snapshot()
+    assert snap.nodes_with_affinity() == [] == snap.nodes_with_required_anti_affinity()
+    anti = make_pod("p").node("n2").pod_affinity(anti=True, app="web").obj()
+    cache.add_pod(anti)
+    assert [ni.name for ni in snap.nodes_with_affinity()] == ["n2"]
+    assert [ni.name for ni in snap.nodes_with_required_anti_affinity()] == ["n2"]
+    cache.remove_pod(anti)
+    assert snap.nodes_with_affinity() == [] == snap.nodes_with_required_anti_affinity()

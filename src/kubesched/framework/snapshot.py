@@ -51,6 +51,13 @@ class TaintGroups:
         return gid
 
 
+def _mark(rows: dict[int, None], i: int, on: bool) -> None:
+    if on:
+        rows[i] = None
+    else:
+        rows.pop(i, None)
+
+
 class Snapshot:
     def __init__(self, node_infos: Sequence[NodeInfo] = ()) -> None:
         self.node_infos: list[NodeInfo] = list(node_infos)
@@ -88,6 +95,11 @@ class Snapshot:
         self._images: dict[str, tuple[int, npt.NDArray[np.intp]]] | None = None
         self.all_rows: npt.NDArray[np.intp] = np.arange(n, dtype=np.intp)
         self._cpu_mem_everywhere: bool | None = None
+        # Rows of the nodes holding pods with (required anti-)affinity, in row order: kube-scheduler's
+        # HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList, so InterPodAffinity visits
+        # only those nodes, not every node, for a pod without terms of its own.
+        self.with_affinity: dict[int, None] = {}
+        self.with_required_anti_affinity: dict[int, None] = {}
         for i in range(n):
             self.refresh_node(i, labels_changed=True)
             self.refresh_pods(i)
@@ -109,6 +121,14 @@ class Snapshot:
         for name, v in r.scalar.items():
             self._scalar_column(self.scalar_req, name)[i] = _i64(v)
         self.has_ports[i] = len(ni.used_ports) > 0
+        _mark(self.with_affinity, i, bool(ni.pods_with_affinity))
+        _mark(self.with_required_anti_affinity, i, bool(ni.pods_with_required_anti_affinity))
+
+    def nodes_with_affinity(self) -> list[NodeInfo]:
+        return [self.node_infos[i] for i in sorted(self.with_affinity)]
+
+    def nodes_with_required_anti_affinity(self) -> list[NodeInfo]:
+        return [self.node_infos[i] for i in sorted(self.with_required_anti_affinity)]
 
     def refresh_node(self, i: int, labels_changed: bool = True, images_changed: bool = True) -> None:
         """Copy node i's allocatable, taints, labels and images into the columns after a node update."""

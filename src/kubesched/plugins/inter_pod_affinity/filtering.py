@@ -112,9 +112,7 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
     s = PreFilterState(incoming, affinity, anti, ns_labels, terms)
 
     existing = s.existing_anti_affinity_counts
-    for ni in snapshot.node_infos:
-        if not ni.pods_with_required_anti_affinity:
-            continue
+    for ni in snapshot.nodes_with_required_anti_affinity():
         labels = ni.labels
         for other in ni.pods_with_required_anti_affinity.values():
             for t in terms.of(other.pod).required_anti_affinity:

@@ -74,7 +74,8 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
             _add(topology_score, labels, term.topology_key, weight)
 
     topology_score: ScoreMap = {}
-    for ni in snapshot.node_infos:
+    # Unless the pod has preferred terms, only nodes holding pods with affinity can score.
+    for ni in snapshot.node_infos if has_constraints else snapshot.nodes_with_affinity():
         labels = ni.labels
         if not labels:
             continue
