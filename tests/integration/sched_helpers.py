@@ -175,3 +175,39 @@ def poll(fn: Callable[[], bool], timeout: float, interval: float = 0.2) -> bool:
             return True
         time.sleep(interval)
     return fn()
+
+
+def compare_failure_message(kube: Kube, ns: str, ref: dict[str, Any], ours: dict[str, Any],
+                            reasons: tuple[str, ...] = (), timeout: float = 6) -> str:
+    """Create `ref` (for kube-scheduler) and `ours` (for kubesched), both fitting nowhere, and check
+    kubesched writes kube-scheduler's whole message — preemption part included — in the PodScheduled
+    condition (same reason) and the FailedScheduling note; `reasons` must be in kube-scheduler's.
+    Returns the message."""
+    ref_name, our_name = ref["metadata"]["name"], ours["metadata"]["name"]
+    create_pod(kube, ns, ref)
+    create_pod(kube, ns, ours)
+
+    def condition(name: str) -> dict[str, Any]:
+        return scheduled_condition(get_pod(kube, ns, name)) or {}
+
+    def note(name: str, controller: str) -> str:
+        ev = latest_event(kube, ns, name, "FailedScheduling")
+        return str(ev["note"]) if ev and ev.get("reportingController") == controller else ""
+
+    ref_cond = wait_for("kube-scheduler's PodScheduled condition",
+                        lambda: condition(ref_name).get("message") and condition(ref_name))
+    want: str = ref_cond["message"]
+    for reason in reasons:
+        assert reason in want, f"scenario broken: {reason!r} not in kube-scheduler's {want!r}"
+    # A first attempt may race the nodes' last update; kubesched retries on node events, so give its
+    # message a few seconds to settle on the final one before comparing.
+    poll(lambda: condition(our_name).get("message") == want and note(our_name, KUBESCHED) == want, timeout=timeout)
+    cond = condition(our_name)
+    assert cond.get("message") == want, f"condition: kubesched {cond.get('message')!r}\n  kube-scheduler {want!r}"
+    assert cond.get("status") == "False"
+    assert cond.get("reason") == ref_cond.get("reason")
+    assert note(our_name, KUBESCHED) == want, f"FailedScheduling note {note(our_name, KUBESCHED)!r}, want {want!r}"
+    assert note(ref_name, DEFAULT) == want
+    assert get_pod(kube, ns, our_name)["spec"].get("nodeName") is None
+    assert get_pod(kube, ns, ref_name)["spec"].get("nodeName") is None
+    return want

@@ -23,16 +23,13 @@ import pytest
 from .conftest import KubeschedProcess
 from .kube import Kube, wait_for
 from .sched_helpers import (
-    DEFAULT,
     KUBESCHED,
+    compare_failure_message,
     container,
     create_pod,
     delete_pod_now,
-    get_pod,
     latest_event,
     pod_manifest,
-    poll,
-    scheduled_condition,
     wait_bound,
 )
 
@@ -160,7 +157,9 @@ def test_inter_pod_affinity(plane: Kube, team_ns: str, case: Case, request: pyte
         if case.expect is not None:
             _compare_choice(plane, ns, case, case.expect)
         else:
-            _compare_message(plane, ns, case)
+            message = compare_failure_message(plane, ns, _pod("ref", None, case), _pod("ours", KUBESCHED, case),
+                                              case.reasons, timeout=10)
+            assert message.startswith("0/4 nodes are available: "), message
     finally:
         _delete_all_pods(plane, ns)
         _delete_all_pods(plane, team_ns)
@@ -181,30 +180,3 @@ def _compare_choice(kube: Kube, ns: str, case: Case, expect: str) -> None:
     assert scheduled["note"] == f"Successfully assigned {ns}/ours to {our_node}"
 
 
-def _compare_message(kube: Kube, ns: str, case: Case) -> None:
-    create_pod(kube, ns, _pod("ref", None, case))
-    create_pod(kube, ns, _pod("ours", KUBESCHED, case))
-
-    def condition(name: str) -> dict[str, Any]:
-        return scheduled_condition(get_pod(kube, ns, name)) or {}
-
-    def note(name: str, controller: str) -> str:
-        ev = latest_event(kube, ns, name, "FailedScheduling")
-        return str(ev["note"]) if ev and ev.get("reportingController") == controller else ""
-
-    ref_cond = wait_for("kube-scheduler's PodScheduled condition",
-                        lambda: condition("ref").get("message") and condition("ref"))
-    ref = ref_cond["message"]
-    want = ref
-    poll(lambda: condition("ours").get("message") == want and note("ours", KUBESCHED) == want, timeout=10)
-    ours = condition("ours")
-    assert ours.get("message") == want, f"condition: kubesched {ours.get('message')!r}\n  kube-scheduler {ref!r}"
-    assert ours.get("status") == "False"
-    assert ours.get("reason") == ref_cond.get("reason")
-    assert note("ours", KUBESCHED) == want, f"FailedScheduling note {note('ours', KUBESCHED)!r}, want {want!r}"
-    assert note("ref", DEFAULT) == want
-    assert want.startswith("0/4 nodes are available: "), want
-    for reason in case.reasons:
-        assert reason in want, f"scenario broken: {reason!r} not in kube-scheduler's {want!r}"
-    assert get_pod(kube, ns, "ours")["spec"].get("nodeName") is None
-    assert get_pod(kube, ns, "ref")["spec"].get("nodeName") is None

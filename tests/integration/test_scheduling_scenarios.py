@@ -22,20 +22,17 @@ from kubesched.localcluster.topology import NodeSpec, Taint, parse
 from .conftest import KubeschedProcess
 from .kube import Kube, wait_for
 from .sched_helpers import (
-    DEFAULT,
     KUBESCHED,
+    compare_failure_message,
     container,
     create_nodes,
     create_pod,
     delete_nodes,
     delete_pod_now,
-    get_pod,
     latest_event,
     node_manifest,
     own_plane,
     pod_manifest,
-    poll,
-    scheduled_condition,
     wait_bound,
 )
 
@@ -287,7 +284,8 @@ def test_scenario(scenario_plane: Kube, scenario: Scenario, request: pytest.Fixt
         if scenario.expect is not None:
             _compare_choice(kube, ns, spec, names, scenario.expect)
         else:
-            _compare_message(kube, ns, spec, scenario.reasons)
+            compare_failure_message(kube, ns, pod_manifest("ref", None, spec),
+                                    pod_manifest("ours", KUBESCHED, spec), scenario.reasons)
     finally:
         _delete_all_pods(kube, ns)
         delete_nodes(kube, list(names.values()))
@@ -308,30 +306,3 @@ def _compare_choice(kube: Kube, ns: str, spec: dict[str, Any], names: dict[str, 
     assert scheduled["note"] == f"Successfully assigned {ns}/ours to {our_node}"
 
 
-def _compare_message(kube: Kube, ns: str, spec: dict[str, Any], reasons: tuple[str, ...]) -> None:
-    create_pod(kube, ns, pod_manifest("ref", None, spec))
-    create_pod(kube, ns, pod_manifest("ours", KUBESCHED, spec))
-
-    def condition(name: str) -> dict[str, Any]:
-        return scheduled_condition(get_pod(kube, ns, name)) or {}
-
-    def note(name: str, controller: str) -> str:
-        ev = latest_event(kube, ns, name, "FailedScheduling")
-        return str(ev["note"]) if ev and ev.get("reportingController") == controller else ""
-
-    ref_cond = wait_for("kube-scheduler's PodScheduled condition", lambda: condition("ref").get("message")
-                        and condition("ref"))
-    ref = ref_cond["message"]
-    want = ref
-    # A first attempt may race the nodes' last update; kubesched retries on node events, so give its
-    # message a few seconds to settle on the final one before comparing.
-    poll(lambda: condition("ours").get("message") == want and note("ours", KUBESCHED) == want, timeout=6)
-    ours = condition("ours")
-    assert ours.get("message") == want, f"condition: kubesched {ours.get('message')!r}\n  kube-scheduler {ref!r}"
-    assert ours.get("status") == "False"
-    assert ours.get("reason") == ref_cond.get("reason")
-    assert note("ours", KUBESCHED) == want, f"FailedScheduling note {note('ours', KUBESCHED)!r}, want {want!r}"
-    assert note("ref", DEFAULT) == want
-    for reason in reasons:
-        assert reason in want, f"scenario broken: {reason!r} not in kube-scheduler's {want!r}"
-    assert get_pod(kube, ns, "ours")["spec"].get("nodeName") is None

@@ -24,20 +24,16 @@ from kubesched.localcluster.topology import NodeSpec, Topology
 from .conftest import KubeschedProcess
 from .kube import Kube, wait_for
 from .sched_helpers import (
-    DEFAULT,
     KUBESCHED,
+    compare_failure_message,
     container,
     create_nodes,
     create_pod,
     delete_nodes,
     delete_pod_now,
-    get_pod,
-    latest_event,
     node_manifest,
     own_plane,
     pod_manifest,
-    poll,
-    scheduled_condition,
     wait_bound,
 )
 
@@ -170,7 +166,8 @@ def test_spread_scenario(zone_plane: Kube, case: Case, request: pytest.FixtureRe
         time.sleep(0.5)
         spec = _spec(case)
         if case.reasons:
-            _compare_message(kube, ns, spec, case.reasons)
+            compare_failure_message(kube, ns, pod_manifest("ref", None, spec, labels=APP),
+                                    pod_manifest("ours", KUBESCHED, spec, labels=APP), case.reasons)
         else:
             _compare_choice(kube, ns, spec, case)
     finally:
@@ -195,32 +192,6 @@ def _compare_choice(kube: Kube, ns: str, spec: dict[str, Any], case: Case) -> No
         assert our_node == ref_node, f"kubesched chose {our_node}, kube-scheduler chose {ref_node}"
     else:
         assert ZONE_OF[our_node] == ZONE_OF[ref_node], f"kubesched chose {our_node}, kube-scheduler {ref_node}"
-
-
-def _compare_message(kube: Kube, ns: str, spec: dict[str, Any], reasons: tuple[str, ...]) -> None:
-    create_pod(kube, ns, pod_manifest("ref", None, spec, labels=APP))
-    create_pod(kube, ns, pod_manifest("ours", KUBESCHED, spec, labels=APP))
-
-    def condition(name: str) -> dict[str, Any]:
-        return scheduled_condition(get_pod(kube, ns, name)) or {}
-
-    def note(name: str, controller: str) -> str:
-        ev = latest_event(kube, ns, name, "FailedScheduling")
-        return str(ev["note"]) if ev and ev.get("reportingController") == controller else ""
-
-    ref_cond = wait_for("kube-scheduler's PodScheduled condition", lambda: condition("ref").get("message") and
-                        condition("ref"))
-    ref = ref_cond["message"]
-    want = ref  # the whole message, its preemption part included
-    for reason in reasons:
-        assert reason in want, f"scenario broken: {reason!r} not in kube-scheduler's {want!r}"
-    poll(lambda: condition("ours").get("message") == want and note("ours", KUBESCHED) == want, timeout=6)
-    ours = condition("ours")
-    assert ours.get("message") == want, f"condition: kubesched {ours.get('message')!r}\n  kube-scheduler {ref!r}"
-    assert ours.get("reason") == ref_cond.get("reason")
-    assert note("ours", KUBESCHED) == want
-    assert note("ref", DEFAULT) == want
-    assert get_pod(kube, ns, "ours")["spec"].get("nodeName") is None
 
 
 # --- the system default constraints: a Deployment's ReplicaSet -------------------------------------
