@@ -87,7 +87,8 @@ def explain(profile: Profile, snapshot: Snapshot, pod: PodInfo, *,
     rows = _candidate_rows(snapshot, result)
     diagnosis = Diagnosis()
     # The cycle's search over every candidate: its feasible set and each rejected node's status.
-    feasible, _ = _find_feasible(profile, state, info, snapshot, rows, len(rows), 0, diagnosis)
+    feasible, _ = _find_feasible(profile, state, info, snapshot, rows, len(rows), 0, diagnosis,
+                                 statuses_on_success=True)
     percentage = profile.percentage_of_nodes_to_score
     if percentage is None:
         percentage = percentage_of_nodes_to_score

@@ -128,9 +128,12 @@ def _rotated(positions: npt.NDArray[np.intp], start: int) -> npt.NDArray[np.intp
 
 
 def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows,
-                   want: int, start: int, diagnosis: Diagnosis) -> tuple[Rows, int]:
+                   want: int, start: int, diagnosis: Diagnosis,
+                   statuses_on_success: bool = False) -> tuple[Rows, int]:
     """Rows of the first `want` feasible nodes from `start` (positions in rows), and how many
-    nodes were examined; rejected examined nodes get their status in the diagnosis."""
+    nodes were examined. Rejected examined nodes get their status in the diagnosis when none is
+    feasible (only a FitError and preemption read them) or when `statuses_on_success` asks:
+    building a status per rejected node is most of a cycle's cost when most nodes are full."""
     m = len(rows)
     filters = [pl for pl in profile.filter if pl.name not in state.skip_filter_plugins]
     masks: list[tuple[int, npt.NDArray[np.bool_]]] = []
@@ -171,7 +174,7 @@ def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: 
 
     # Rejected nodes among the examined ones: those not feasible in rotated [start, start+processed).
     examined = (np.arange(processed, dtype=np.intp) + start) % m if m else np.arange(0, dtype=np.intp)
-    if len(feasible_pos) < processed:
+    if len(feasible_pos) < processed and (statuses_on_success or not len(feasible_pos)):
         is_feasible = np.zeros(m, dtype=np.bool_)
         is_feasible[feasible_pos] = True
         rejected = examined[~is_feasible[examined]]
@@ -302,7 +305,8 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     start = cursor.next_start_node_index % len(rows) if len(rows) else 0
     feasible, processed = _find_feasible(profile, state, pod, snapshot, rows, want, start, diagnosis)
     cursor.next_start_node_index = (cursor.next_start_node_index + processed) % snapshot.n
-    evaluated = len(feasible) + len(diagnosis.node_to_status)
+    # Every examined node is feasible or rejected: kube-scheduler's len(feasible) + len(NodeToStatus).
+    evaluated = processed
     if len(feasible) == 0:
         return FitError(pod, snapshot.n, diagnosis)
     names = snapshot.names

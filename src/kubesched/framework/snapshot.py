@@ -12,7 +12,8 @@ kube-scheduler copies at the start of each cycle is, here, just this view.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -29,6 +30,29 @@ Bools = npt.NDArray[np.bool_]
 _A = TypeVar("_A", bound=np.ndarray[Any, Any])
 
 TaintKey = tuple[tuple[str, str, str], ...]
+
+# Per-row memos kept (least recently used dropped): each costs 16 bytes a node.
+MAX_ROW_MEMOS = 128
+
+
+class _RowKeys:
+    __slots__ = ("counts", "keys", "versions")
+
+    def __init__(self, keys: list[tuple[Hashable, ...]], versions: I64) -> None:
+        self.keys = keys
+        self.versions = versions
+        self.counts: dict[Hashable, int] = {}
+        for row_keys in keys:
+            for k in row_keys:
+                self.counts[k] = self.counts.get(k, 0) + 1
+
+
+class _RowMemo:
+    __slots__ = ("values", "versions")
+
+    def __init__(self, values: I64, versions: I64) -> None:
+        self.values = values
+        self.versions = versions
 
 
 def _taint_key(taints: Sequence[Taint]) -> TaintKey:
@@ -100,6 +124,10 @@ class Snapshot:
         # only those nodes, not every node, for a pod without terms of its own.
         self.with_affinity: dict[int, None] = {}
         self.with_required_anti_affinity: dict[int, None] = {}
+        # Bumped for a row whenever its pods change: what per_row's memos compare against.
+        self.pods_version: I64 = z(n, np.int64)
+        self._row_memos: OrderedDict[Hashable, _RowMemo] = OrderedDict()
+        self._row_keys: dict[Hashable, _RowKeys] = {}
         for i in range(n):
             self.refresh_node(i, labels_changed=True)
             self.refresh_pods(i)
@@ -123,6 +151,7 @@ class Snapshot:
         self.has_ports[i] = len(ni.used_ports) > 0
         _mark(self.with_affinity, i, bool(ni.pods_with_affinity))
         _mark(self.with_required_anti_affinity, i, bool(ni.pods_with_required_anti_affinity))
+        self.pods_version[i] += 1
 
     def nodes_with_affinity(self) -> list[NodeInfo]:
         return [self.node_infos[i] for i in sorted(self.with_affinity)]
@@ -180,6 +209,51 @@ class Snapshot:
         return code
 
     # --- reads ----------------------------------------------------------------------------------
+
+    def per_row(self, key: Hashable, count: Callable[[NodeInfo], int]) -> I64:
+        """count(node) for every row, remembered under key and recomputed only for the rows whose
+        pods changed since: a pod's spread or affinity counts cost O(changed nodes) a cycle, not a
+        walk over every pod of the cluster. `count` must be a function of the node's pods alone,
+        the same for the same key. The array is shared: read it, never write it."""
+        memo = self._row_memos.get(key)
+        if memo is None:
+            values = np.fromiter((count(ni) for ni in self.node_infos), dtype=np.int64, count=self.n)
+            self._row_memos[key] = _RowMemo(values, self.pods_version.copy())
+            if len(self._row_memos) > MAX_ROW_MEMOS:
+                self._row_memos.popitem(last=False)
+            return values
+        self._row_memos.move_to_end(key)
+        changed = np.flatnonzero(memo.versions != self.pods_version)
+        if len(changed):
+            values, node_infos = memo.values, self.node_infos
+            for i in changed.tolist():
+                values[i] = count(node_infos[i])
+            memo.versions[changed] = self.pods_version[changed]
+        return memo.values
+
+    def keys_per_row(self, key: Hashable, keys_of: Callable[[NodeInfo], tuple[Hashable, ...]]) -> dict[Hashable, int]:
+        """The distinct keys_of(node) over every row, each with the number of rows that have it,
+        kept under key like per_row: the distinct affinity terms of a cluster's pods, say, at the
+        cost of the rows that changed. keys_of returns distinct keys. Read the dict, never write it."""
+        memo = self._row_keys.get(key)
+        if memo is None:
+            memo = self._row_keys[key] = _RowKeys([keys_of(ni) for ni in self.node_infos], self.pods_version.copy())
+            return memo.counts
+        changed = np.flatnonzero(memo.versions != self.pods_version)
+        if len(changed):
+            counts, node_infos = memo.counts, self.node_infos
+            for i in changed.tolist():
+                for k in memo.keys[i]:
+                    left = counts[k] - 1
+                    if left:
+                        counts[k] = left
+                    else:
+                        del counts[k]
+                new = memo.keys[i] = keys_of(node_infos[i])
+                for k in new:
+                    counts[k] = counts.get(k, 0) + 1
+            memo.versions[changed] = self.pods_version[changed]
+        return memo.counts
 
     def label_code(self, key: str, value: str) -> int:
         """The code of value under key, or -2 when no node has it (never equal to a row's code)."""

@@ -9,7 +9,7 @@ O(terms + labels), or a whole column of nodes with one lookup table per topology
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -18,7 +18,9 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
+from kubesched.plugins.inter_pod_affinity.counts import PairCounts, matching_per_node
 from kubesched.plugins.inter_pod_affinity.terms import (
+    AffinityTerm,
     IncomingTerm,
     NamespaceLister,
     TermCache,
@@ -53,24 +55,37 @@ def _update(counts: Counts, labels: Mapping[str, str], key: str, value: int) -> 
 
 
 class PreFilterState:
-    """What PreFilter computes for Filter (kube-scheduler's preFilterState)."""
+    """What PreFilter computes for Filter (kube-scheduler's preFilterState). The three counts are
+    PairCounts: columns for the batch filter, a dict of pairs for the per-node paths."""
 
-    __slots__ = ("affinity_counts", "affinity_terms", "anti_affinity_counts", "anti_affinity_terms",
-                 "existing_anti_affinity_counts", "namespace_labels", "pod", "self_match", "terms")
+    __slots__ = ("_affinity", "_anti_affinity", "_existing", "affinity_terms", "anti_affinity_terms",
+                 "namespace_labels", "pod", "self_match", "terms")
 
     def __init__(self, pod: Pod, affinity_terms: tuple[IncomingTerm, ...],
                  anti_affinity_terms: tuple[IncomingTerm, ...], namespace_labels: Mapping[str, str] | None,
-                 terms: TermCache) -> None:
+                 terms: TermCache, snapshot: Snapshot | None = None) -> None:
         self.pod = pod
         self.affinity_terms = affinity_terms
         self.anti_affinity_terms = anti_affinity_terms
         self.namespace_labels = namespace_labels
         self.terms = terms
-        self.existing_anti_affinity_counts: Counts = {}
-        self.affinity_counts: Counts = {}
-        self.anti_affinity_counts: Counts = {}
+        self._existing = PairCounts(snapshot)
+        self._affinity = PairCounts(snapshot)
+        self._anti_affinity = PairCounts(snapshot)
         # The first pod of a self-affine group: the pod matches all its own affinity terms.
         self.self_match = matches_all(affinity_terms, pod)
+
+    @property
+    def existing_anti_affinity_counts(self) -> Counts:
+        return self._existing.as_dict()
+
+    @property
+    def affinity_counts(self) -> Counts:
+        return self._affinity.as_dict()
+
+    @property
+    def anti_affinity_counts(self) -> Counts:
+        return self._anti_affinity.as_dict()
 
     def clone(self) -> PreFilterState:
         c = PreFilterState.__new__(PreFilterState)
@@ -80,9 +95,9 @@ class PreFilterState:
         c.namespace_labels = self.namespace_labels
         c.terms = self.terms
         c.self_match = self.self_match
-        c.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
-        c.affinity_counts = dict(self.affinity_counts)
-        c.anti_affinity_counts = dict(self.anti_affinity_counts)
+        c._existing = PairCounts(pairs=self._existing.as_dict())
+        c._affinity = PairCounts(pairs=self._affinity.as_dict())
+        c._anti_affinity = PairCounts(pairs=self._anti_affinity.as_dict())
         return c
 
     def update_with_pod(self, other: PodInfo, node: NodeInfo, multiplier: int) -> None:
@@ -100,6 +115,24 @@ class PreFilterState:
                 _update(self.anti_affinity_counts, labels, it.topology_key, multiplier)
 
 
+def existing_anti_affinity_terms(terms: TermCache, ni: NodeInfo) -> tuple[AffinityTerm, ...]:
+    """The distinct required anti-affinity terms of the node's pods."""
+    if not ni.pods_with_required_anti_affinity:
+        return ()
+    found: dict[AffinityTerm, None] = {}
+    for other in ni.pods_with_required_anti_affinity.values():
+        for t in terms.of(other.pod).required_anti_affinity:
+            found[t] = None
+    return tuple(found)
+
+
+def _pods_with_term(terms: TermCache, term: AffinityTerm) -> Callable[[NodeInfo], int]:
+    def count(ni: NodeInfo) -> int:
+        return sum(1 for other in ni.pods_with_required_anti_affinity.values()
+                   for t in terms.of(other.pod).required_anti_affinity if t == term)
+    return count
+
+
 def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
                        namespaces: NamespaceLister) -> tuple[PreFilterState | None, Status | None]:
     own = terms.of(pod.pod)
@@ -109,39 +142,29 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
     affinity = tuple(IncomingTerm(t, namespaces) for t in own.required_affinity)
     anti = tuple(IncomingTerm(t, namespaces) for t in own.required_anti_affinity)
     ns_labels = namespaces.labels_of(incoming.metadata.namespace)
-    s = PreFilterState(incoming, affinity, anti, ns_labels, terms)
+    s = PreFilterState(incoming, affinity, anti, ns_labels, terms, snapshot)
 
-    existing = s.existing_anti_affinity_counts
-    for ni in snapshot.nodes_with_required_anti_affinity():
-        labels = ni.labels
-        for other in ni.pods_with_required_anti_affinity.values():
-            for t in terms.of(other.pod).required_anti_affinity:
-                if t.matches(incoming, ns_labels):
-                    tv = labels.get(t.topology_key)
-                    if tv is not None:
-                        pair = (t.topology_key, tv)
-                        existing[pair] = existing.get(pair, 0) + 1
+    # Existing pods' required anti-affinity: each distinct term of the cluster matched once against
+    # the incoming pod, and counted per node by the snapshot's memo.
+    if snapshot.with_required_anti_affinity:
+        distinct = snapshot.keys_per_row(
+            ("InterPodAffinity", "existing-anti-affinity-terms"),
+            lambda ni: existing_anti_affinity_terms(terms, ni))
+        for term in distinct:
+            if isinstance(term, AffinityTerm) and term.matches(incoming, ns_labels):
+                per_node = snapshot.per_row(("InterPodAffinity", "existing-anti-affinity", term),
+                                            _pods_with_term(terms, term))
+                s._existing.add_column(term.topology_key, per_node)
 
-    if affinity or anti:
-        aff_counts, anti_counts = s.affinity_counts, s.anti_affinity_counts
-        for ni in snapshot.node_infos:
-            labels = ni.labels
-            for other in ni.pods.values():
-                p = other.pod
-                if affinity and matches_all(affinity, p):
-                    for it in affinity:
-                        tv = labels.get(it.topology_key)
-                        if tv is not None:
-                            pair = (it.topology_key, tv)
-                            aff_counts[pair] = aff_counts.get(pair, 0) + 1
-                for it in anti:
-                    if it.matches(p):
-                        tv = labels.get(it.topology_key)
-                        if tv is not None:
-                            pair = (it.topology_key, tv)
-                            anti_counts[pair] = anti_counts.get(pair, 0) + 1
+    if affinity:
+        per_node = matching_per_node(snapshot, "affinity", affinity, lambda p: matches_all(affinity, p))
+        for it in affinity:
+            s._affinity.add_column(it.topology_key, per_node)
+    for it in anti:
+        per_node = matching_per_node(snapshot, "anti-affinity", (it,), it.matches)
+        s._anti_affinity.add_column(it.topology_key, per_node)
 
-    if not existing and not affinity and not anti:
+    if not s._existing and not affinity and not anti:
         return None, SKIP
     return s, None
 
@@ -197,50 +220,37 @@ def filter_node(s: PreFilterState, node: NodeInfo) -> Status | None:
 
 # --- Filter, a column of nodes ---------------------------------------------------------------------------
 
-def _positive_by_key(counts: Counts) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for (key, value), n in counts.items():
-        if n > 0:
-            out.setdefault(key, set()).add(value)
-    return out
-
-
-def _in_values(snapshot: Snapshot, rows: Rows, key: str, values: set[str] | None) -> tuple[Bools, Bools]:
-    """(has the key, its value is one of values) for each row."""
+def _in_values(snapshot: Snapshot, rows: Rows, key: str, lut: Bools) -> tuple[Bools, Bools]:
+    """(has the key, its value's entry in lut) for each row; lut by label code, last entry code -1."""
     column = snapshot.label_codes.get(key)
     if column is None:
         none = np.zeros(len(rows), dtype=np.bool_)
         return none, none
     codes = snapshot.take(column, rows)
-    lut = np.zeros(len(snapshot.label_values[key]) + 1, dtype=np.bool_)  # the last entry: code -1
-    if values:
-        for i, v in enumerate(snapshot.label_values[key]):
-            if v in values:
-                lut[i] = True
     return codes >= 0, lut[codes]
 
 
 def filter_mask(s: PreFilterState, snapshot: Snapshot, rows: Rows) -> Bools | None:
     ok = np.ones(len(rows), dtype=np.bool_)
     if s.affinity_terms:
-        positive = _positive_by_key(s.affinity_counts)
         all_keys = np.ones(len(rows), dtype=np.bool_)
         all_exist = np.ones(len(rows), dtype=np.bool_)
         for t in s.affinity_terms:
-            has, hit = _in_values(snapshot, rows, t.topology_key, positive.get(t.topology_key))
+            has, hit = _in_values(snapshot, rows, t.topology_key, s._affinity.positive(snapshot, t.topology_key))
             all_keys &= has
             all_exist &= hit
-        if not s.affinity_counts and s.self_match:
+        if not s._affinity and s.self_match:
             ok &= all_keys
         else:
             ok &= all_keys & all_exist
-    if s.anti_affinity_counts:
-        positive = _positive_by_key(s.anti_affinity_counts)
+    if s._anti_affinity:
         for t in s.anti_affinity_terms:
-            _, hit = _in_values(snapshot, rows, t.topology_key, positive.get(t.topology_key))
+            _, hit = _in_values(snapshot, rows, t.topology_key, s._anti_affinity.positive(snapshot, t.topology_key))
             ok &= ~hit
-    if s.existing_anti_affinity_counts:
-        for key, values in _positive_by_key(s.existing_anti_affinity_counts).items():
-            _, hit = _in_values(snapshot, rows, key, values)
+    if s._existing:
+        columns = s._existing.columns()
+        keys = list(columns) if columns is not None else sorted({k for k, _ in s.existing_anti_affinity_counts})
+        for key in keys:
+            _, hit = _in_values(snapshot, rows, key, s._existing.positive(snapshot, key))
             ok &= ~hit
     return None if ok.all() else ok

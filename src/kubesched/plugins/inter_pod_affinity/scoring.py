@@ -1,29 +1,32 @@
 """InterPodAffinity's PreScore, Score and NormalizeScore (kube-scheduler interpodaffinity/scoring.go).
 
-PreScore walks every node of the snapshot (not only the feasible ones, as kube-scheduler's shared
+PreScore covers every node of the snapshot (not only the feasible ones, as kube-scheduler's shared
 lister does) and sums, per topology key and value, the weights of the terms that match: the
 incoming pod's preferred (anti-)affinity against existing pods, and existing pods' required
-affinity (times hardPodAffinityWeight) and preferred (anti-)affinity against the incoming pod.
+affinity (times hardPodAffinityWeight) and preferred (anti-)affinity against the incoming pod. The
+pods each term matches are counted per node by the snapshot's memos, each distinct existing term
+matched once (counts.py), so a cycle does not walk the pods of the cluster.
 Score adds up the node's entries; NormalizeScore scales min..max to 0..100.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
 from kubesched.framework.interface import MAX_NODE_SCORE, Rows, Scores
-from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.snapshot import I64, Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
+from kubesched.plugins.inter_pod_affinity.counts import PairCounts, matching_per_node
 from kubesched.plugins.inter_pod_affinity.terms import (
     AffinityTerm,
     IncomingTerm,
     NamespaceLister,
     TermCache,
-    WeightedTerm,
 )
 
 NAME = "InterPodAffinity"
@@ -33,10 +36,22 @@ ScoreMap = dict[str, dict[str, int]]  # topology key -> value -> score
 
 
 class PreScoreState:
-    __slots__ = ("topology_score",)
+    """topology key -> score per label code of the snapshot (scoreMap), a dict only when asked."""
 
-    def __init__(self, topology_score: ScoreMap) -> None:
-        self.topology_score = topology_score
+    __slots__ = ("_map", "columns", "snapshot")
+
+    def __init__(self, columns: dict[str, I64], snapshot: Snapshot) -> None:
+        self.columns = columns
+        self.snapshot = snapshot
+        self._map: ScoreMap | None = None
+
+    @property
+    def topology_score(self) -> ScoreMap:
+        if self._map is None:
+            values = self.snapshot.label_values
+            self._map = {key: {values[key][c]: int(sums[c]) for c in np.flatnonzero(sums).tolist()}
+                         for key, sums in self.columns.items()}
+        return self._map
 
 
 def _has_preferred(pod: Pod) -> bool:
@@ -47,11 +62,40 @@ def _has_preferred(pod: Pod) -> bool:
                 or (aff.pod_anti_affinity is not None and aff.pod_anti_affinity.preferred))
 
 
-def _add(m: ScoreMap, labels: Mapping[str, str], key: str, value: int) -> None:
-    tv = labels.get(key)
-    if tv is not None:
-        scores = m.setdefault(key, {})
-        scores[tv] = scores.get(tv, 0) + value
+# An existing pod's term that scores: (term, "required" | "preferred", weight); a required term's
+# weight is hardPodAffinityWeight, applied at the cycle.
+ScoringTerm = tuple[AffinityTerm, str, int]
+
+
+def existing_scoring_terms(terms: TermCache, ni: NodeInfo) -> tuple[ScoringTerm, ...]:
+    """The distinct scoring terms of the node's pods with affinity."""
+    if not ni.pods_with_affinity:
+        return ()
+    found: dict[ScoringTerm, None] = {}
+    for other in ni.pods_with_affinity.values():
+        theirs = terms.of(other.pod)
+        for t in theirs.required_affinity:
+            found[(t, "required", 0)] = None
+        for w in theirs.preferred_affinity:
+            found[(w.term, "preferred", w.weight)] = None
+        for w in theirs.preferred_anti_affinity:
+            found[(w.term, "preferred", -w.weight)] = None
+    return tuple(found)
+
+
+def _occurrences(terms: TermCache, wanted: ScoringTerm) -> Callable[[NodeInfo], int]:
+    def count(ni: NodeInfo) -> int:
+        return sum(existing_scoring_terms_of(terms, other.pod).count(wanted)
+                   for other in ni.pods_with_affinity.values())
+    return count
+
+
+def existing_scoring_terms_of(terms: TermCache, pod: Pod) -> list[ScoringTerm]:
+    theirs = terms.of(pod)
+    out: list[ScoringTerm] = [(t, "required", 0) for t in theirs.required_affinity]
+    out += [(w.term, "preferred", w.weight) for w in theirs.preferred_affinity]
+    out += [(w.term, "preferred", -w.weight) for w in theirs.preferred_anti_affinity]
+    return out
 
 
 def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namespaces: NamespaceLister,
@@ -64,38 +108,33 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
     own = terms.of(incoming)
     if own.error is not None:
         return None, Status(Code.ERROR, f"failed to parse pod: {own.error}")
+    ns_labels = namespaces.labels_of(incoming.metadata.namespace)
+    counts = PairCounts(snapshot)
+    touched = False
+    # The incoming pod's preferred terms against every existing pod.
     preferred = [(IncomingTerm(w.term, namespaces), w.weight) for w in own.preferred_affinity]
     preferred += [(IncomingTerm(w.term, namespaces), -w.weight) for w in own.preferred_anti_affinity]
-    ns_labels = namespaces.labels_of(incoming.metadata.namespace)
-
-    def existing_terms(t: AffinityTerm | WeightedTerm, weight: int, labels: Mapping[str, str]) -> None:
-        term = t.term if isinstance(t, WeightedTerm) else t
-        if term.matches(incoming, ns_labels):
-            _add(topology_score, labels, term.topology_key, weight)
-
-    topology_score: ScoreMap = {}
-    # Unless the pod has preferred terms, only nodes holding pods with affinity can score.
-    for ni in snapshot.node_infos if has_constraints else snapshot.nodes_with_affinity():
-        labels = ni.labels
-        if not labels:
-            continue
-        pods = ni.pods if has_constraints else ni.pods_with_affinity
-        for other in pods.values():
-            p = other.pod
-            for it, weight in preferred:
-                if it.matches(p):
-                    _add(topology_score, labels, it.topology_key, weight)
-            theirs = terms.of(p)
-            if hard_pod_affinity_weight > 0:
-                for t in theirs.required_affinity:
-                    existing_terms(t, hard_pod_affinity_weight, labels)
-            for w in theirs.preferred_affinity:
-                existing_terms(w, w.weight, labels)
-            for w in theirs.preferred_anti_affinity:
-                existing_terms(w, -w.weight, labels)
-    if not topology_score:
+    for it, weight in preferred:
+        per_node = matching_per_node(snapshot, "preferred", (it,), it.matches)
+        touched |= counts.add_column(it.topology_key, per_node, weight)
+    # Existing pods' terms against the incoming pod: each distinct term matched once.
+    if snapshot.with_affinity:
+        distinct = snapshot.keys_per_row(("InterPodAffinity", "existing-scoring-terms"),
+                                         lambda ni: existing_scoring_terms(terms, ni))
+        for found in distinct:
+            term, kind, weight = cast(ScoringTerm, found)
+            if kind == "required":
+                if hard_pod_affinity_weight <= 0:
+                    continue
+                weight = hard_pod_affinity_weight
+            if term.matches(incoming, ns_labels):
+                per_node = snapshot.per_row(("InterPodAffinity", "existing-scoring", found),
+                                            _occurrences(terms, cast(ScoringTerm, found)))
+                touched |= counts.add_column(term.topology_key, per_node, weight)
+    if not touched:
         return None, SKIP
-    return PreScoreState(topology_score), None
+    columns = counts.columns()
+    return PreScoreState(columns if columns is not None else {}, snapshot), None
 
 
 def score_node(s: PreScoreState | None, node: NodeInfo) -> int:
@@ -114,11 +153,12 @@ def score_rows(s: PreScoreState | None, snapshot: Snapshot, rows: Rows) -> Score
     total = np.zeros(len(rows), dtype=np.int64)
     if s is None:
         return total
-    for key, values in s.topology_score.items():
+    for key, sums in s.columns.items():
         column = snapshot.label_codes.get(key)
         if column is None:
             continue
-        lut = np.array([values.get(v, 0) for v in snapshot.label_values[key]] + [0], dtype=np.int64)
+        lut = np.zeros(len(snapshot.label_values[key]) + 1, dtype=np.int64)  # the last entry: code -1
+        lut[:len(sums)] = sums
         total += lut[snapshot.take(column, rows)]
     return total
 

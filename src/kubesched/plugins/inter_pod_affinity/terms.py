@@ -324,6 +324,12 @@ class IncomingTerm:
         self.namespaces_port = namespaces_port
         self._ns_ok: dict[str, bool] = {}
 
+    def selects_every_namespace(self) -> bool:
+        return self._ns_selector.everything
+
+    def selects_listed_namespaces_only(self) -> bool:
+        return self._ns_selector.nothing
+
     def _namespace_ok(self, namespace: str) -> bool:
         ok = self._ns_ok.get(namespace)
         if ok is None:

@@ -13,9 +13,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
+from kubesched.framework.interface import Bools
+from kubesched.framework.snapshot import I64, Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import LabelSelector, Pod
 from kubesched.model.objects import TopologySpreadConstraint as SpreadSpec
+from kubesched.plugins.node_affinity import required_node_affinity
 from kubesched.plugins.node_selector import RequiredNodeAffinity
 from kubesched.plugins.pod_topology_spread import selector as sel
 from kubesched.plugins.tolerations import first_untolerated
@@ -161,6 +166,48 @@ def count_matching(node: NodeInfo, selector: sel.Selector, namespace: str) -> in
         if selector.matches(meta.labels):
             n += 1
     return n
+
+
+class InclusionMasks:
+    """matchNodeInclusionPolicies over every snapshot row, each policy's column computed once."""
+
+    def __init__(self, snapshot: Snapshot, pod: PodInfo) -> None:
+        self.snapshot = snapshot
+        self.pod = pod
+        self._affinity: Bools | None = None
+        self._taints: Bools | None = None
+
+    def of(self, c: Constraint) -> Bools:
+        snapshot, pod = self.snapshot, self.pod
+        mask = np.ones(snapshot.n, dtype=np.bool_)
+        if c.node_affinity_policy == HONOR:
+            if self._affinity is None:
+                self._affinity = required_node_affinity(pod).mask(snapshot, snapshot.all_rows)
+            mask &= self._affinity
+        if c.node_taints_policy == HONOR:
+            if self._taints is None:
+                ok = [first_untolerated(t, pod.tolerations) is None for t in snapshot.no_schedule.taints]
+                self._taints = np.array(ok, dtype=np.bool_)[snapshot.no_schedule_group]
+            mask &= self._taints
+        return mask
+
+
+def nodes_with_keys(snapshot: Snapshot, constraints: Sequence[Constraint]) -> Bools:
+    """nodeLabelsMatchSpreadConstraints over every snapshot row."""
+    has_keys = np.ones(snapshot.n, dtype=np.bool_)
+    for c in constraints:
+        col = snapshot.label_codes.get(c.topology_key)
+        if col is None:
+            return np.zeros(snapshot.n, dtype=np.bool_)
+        has_keys &= col >= 0
+    return has_keys
+
+
+def matching_per_node(snapshot: Snapshot, selector: sel.Selector, namespace: str) -> I64:
+    """count_matching for every snapshot row, kept by the snapshot between cycles."""
+    def count(node: NodeInfo) -> int:
+        return count_matching(node, selector, namespace) if node.pods else 0
+    return snapshot.per_row(("PodTopologySpread", namespace, selector), count)
 
 
 def labels_match_any(constraints: Sequence[Constraint], labels: Mapping[str, str]) -> bool:

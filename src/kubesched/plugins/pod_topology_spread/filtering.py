@@ -14,20 +14,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from kubesched.framework.interface import Bools, Rows
-from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.snapshot import I64, Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
 from kubesched.plugins.node_affinity import required_node_affinity
 from kubesched.plugins.pod_topology_spread.common import (
-    HONOR,
     Constraint,
     Inclusion,
-    count_matching,
+    InclusionMasks,
+    matching_per_node,
     node_has_keys,
+    nodes_with_keys,
 )
-from kubesched.plugins.pod_topology_spread.selector import Selector
-from kubesched.plugins.tolerations import first_untolerated
 
 NAME = "PodTopologySpread"
 PRE_FILTER_KEY = "PreFilter" + NAME
@@ -94,59 +93,44 @@ class PreFilterState:
 def counted_rows(snapshot: Snapshot, pod: PodInfo, constraints: Sequence[Constraint]) -> list[Bools]:
     """Per constraint, over every snapshot row: the nodes it counts pods on — those with all the
     constraints' topology keys that pass its node inclusion policies."""
-    n = snapshot.n
-    has_keys = np.ones(n, dtype=np.bool_)
-    for c in constraints:
-        col = snapshot.label_codes.get(c.topology_key)
-        if col is None:
-            return [np.zeros(n, dtype=np.bool_) for _ in constraints]
-        np.logical_and(has_keys, col >= 0, out=has_keys)
-    affinity: Bools | None = None
-    taints: Bools | None = None
-    out: list[Bools] = []
-    for c in constraints:
-        mask = has_keys
-        if c.node_affinity_policy == HONOR:
-            if affinity is None:
-                affinity = required_node_affinity(pod).mask(snapshot, snapshot.all_rows)
-            mask = np.logical_and(mask, affinity)
-        if c.node_taints_policy == HONOR:
-            if taints is None:
-                ok = [first_untolerated(t, pod.tolerations) is None for t in snapshot.no_schedule.taints]
-                taints = np.array(ok, dtype=np.bool_)[snapshot.no_schedule_group]
-            mask = np.logical_and(mask, taints)
-        out.append(mask)
-    return out
+    has_keys = nodes_with_keys(snapshot, constraints)
+    inclusion = InclusionMasks(snapshot, pod)
+    return [np.logical_and(has_keys, inclusion.of(c)) for c in constraints]
+
+
+def _domain_counts(snapshot: Snapshot, key: str, counted: Bools, per_node: I64) -> tuple[list[str], list[int]]:
+    """The topology values of the counted nodes and the matching pods on each, in code order."""
+    codes = snapshot.label_codes[key][counted]
+    size = len(snapshot.label_values[key])
+    present = np.flatnonzero(np.bincount(codes, minlength=size))
+    sums = np.bincount(codes, weights=per_node[counted], minlength=size)[present].astype(np.int64)
+    values = snapshot.label_values[key]
+    return [values[c] for c in present.tolist()], sums.tolist()
+
+
+def _critical_paths(values: list[str], nums: list[int]) -> CriticalPaths:
+    """criticalPaths.update over every domain: only the two smallest can end up in it."""
+    p = CriticalPaths()
+    if len(nums) > 2:
+        two = np.argsort(np.array(nums, dtype=np.int64), kind="stable")[:2].tolist()
+        values, nums = [values[i] for i in two], [nums[i] for i in two]
+    for value, num in zip(values, nums, strict=True):
+        p.update(value, num)
+    return p
 
 
 def compute_state(snapshot: Snapshot, pod: PodInfo, constraints: Sequence[Constraint]) -> PreFilterState:
-    """calPreFilterState."""
+    """calPreFilterState. The matching pods of each node are counted once per selector and kept by
+    the snapshot (per_row), so a cycle only recounts the nodes whose pods changed."""
     namespace = pod.pod.metadata.namespace
     masks = counted_rows(snapshot, pod, constraints)
-    tp: list[dict[str, int]] = [{} for _ in constraints]
-    node_infos = snapshot.node_infos
-    keys = [c.topology_key for c in constraints]
-    any_counted = np.logical_or.reduce(masks) if masks else np.zeros(snapshot.n, dtype=np.bool_)
-    per_constraint = [m.tolist() for m in masks]
-    for row in np.flatnonzero(any_counted).tolist():
-        ni = node_infos[row]
-        labels = ni.labels
-        counts: dict[Selector, int] = {}
-        for i, c in enumerate(constraints):
-            if not per_constraint[i][row]:
-                continue
-            cnt = counts.get(c.selector)
-            if cnt is None:
-                cnt = counts[c.selector] = count_matching(ni, c.selector, namespace) if ni.pods else 0
-            m = tp[i]
-            value = labels[keys[i]]
-            m[value] = m.get(value, 0) + cnt
-    paths = []
-    for m in tp:
-        p = CriticalPaths()
-        for value, num in m.items():
-            p.update(value, num)
-        paths.append(p)
+    tp: list[dict[str, int]] = []
+    paths: list[CriticalPaths] = []
+    for c, counted in zip(constraints, masks, strict=True):
+        per_node = matching_per_node(snapshot, c.selector, namespace)
+        values, nums = _domain_counts(snapshot, c.topology_key, counted, per_node) if counted.any() else ([], [])
+        tp.append(dict(zip(values, nums, strict=True)))
+        paths.append(_critical_paths(values, nums))
     return PreFilterState(constraints, paths, tp)
 
 

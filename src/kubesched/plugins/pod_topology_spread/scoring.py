@@ -14,17 +14,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.framework.interface import MAX_NODE_SCORE, Bools, Rows, Scores
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.plugins.node_affinity import required_node_affinity
 from kubesched.plugins.pod_topology_spread.common import (
     LABEL_HOSTNAME,
     Constraint,
-    Inclusion,
+    InclusionMasks,
     count_matching,
-    node_has_keys,
+    matching_per_node,
+    nodes_with_keys,
 )
 
 PRE_SCORE_KEY = "PreScorePodTopologySpread"
@@ -38,6 +39,8 @@ class PreScoreState:
     # Per constraint (empty for hostname ones): topology value -> matching pods.
     counts: list[dict[str, int]]
     weights: list[float]
+    # The same counts by the snapshot's label code of the value (None for hostname constraints).
+    luts: list[npt.NDArray[np.float64] | None]
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -52,39 +55,49 @@ def go_round(x: float) -> int:
 
 def compute_state(snapshot: Snapshot, rows: Rows, pod: PodInfo, constraints: Sequence[Constraint],
                   require_all: bool) -> PreScoreState:
-    """initPreScoreState over the filtered rows, then the counts over all nodes."""
-    node_infos = snapshot.node_infos
-    counts: list[dict[str, int]] = [{} for _ in constraints]
-    ignored: set[str] = set()
-    ignored_rows = np.zeros(len(rows), dtype=np.bool_)
-    for pos, row in enumerate(rows.tolist()):
-        ni = node_infos[row]
-        if require_all and not node_has_keys(ni.labels, constraints):
-            ignored.add(ni.name)
-            ignored_rows[pos] = True
-            continue
-        for i, c in enumerate(constraints):
-            if c.topology_key != LABEL_HOSTNAME:
-                counts[i].setdefault(ni.labels.get(c.topology_key, ""), 0)
-    weights = []
-    for i, c in enumerate(constraints):
-        size = len(rows) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
-        weights.append(topology_normalizing_weight(size))
-
-    inclusion = Inclusion(required_node_affinity(pod), pod)
+    """initPreScoreState over the filtered rows, then the counts over all nodes, on columns: the
+    matching pods per node come from the snapshot's per_row memo."""
+    with_keys = nodes_with_keys(snapshot, constraints) if require_all else np.ones(snapshot.n, dtype=np.bool_)
+    ignored_rows = ~with_keys[rows]
+    names = snapshot.names
+    ignored = {names[r] for r in rows[ignored_rows].tolist()} if ignored_rows.any() else set()
+    kept_rows = rows[~ignored_rows]
+    inclusion = InclusionMasks(snapshot, pod)
     namespace = pod.pod.metadata.namespace
-    if any(counts):
-        for ni in node_infos:
-            if require_all and not node_has_keys(ni.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
-                m = counts[i]
-                if not m or not inclusion.matches(c, ni):
-                    continue
-                value = ni.labels.get(c.topology_key, "")
-                if value in m and ni.pods:
-                    m[value] += count_matching(ni, c.selector, namespace)
-    return PreScoreState(constraints, ignored, ignored_rows, counts, weights)
+    counts: list[dict[str, int]] = []
+    luts: list[npt.NDArray[np.float64] | None] = []
+    weights = []
+    for c in constraints:
+        if c.topology_key == LABEL_HOSTNAME:
+            counts.append({})
+            luts.append(None)
+            weights.append(topology_normalizing_weight(len(kept_rows)))
+            continue
+        key = c.topology_key
+        column = snapshot.label_codes.get(key)
+        values = snapshot.label_values.get(key, [])
+        # A node without the key is in the "" domain (Go's map read of a missing label): the code of
+        # the value "" if a node has it, else code len(values), a domain of its own.
+        size = len(values) + 1
+        empty = snapshot.label_code(key, "")
+        missing = empty if empty >= 0 else len(values)
+        codes = np.full(snapshot.n, missing, dtype=np.int64) if column is None else np.where(
+            column >= 0, column, missing)
+        domains = np.zeros(size, dtype=np.bool_)
+        domains[codes[kept_rows]] = True
+        weights.append(topology_normalizing_weight(int(domains.sum())))
+        sums = np.zeros(size, dtype=np.float64)
+        if domains.any():
+            counted = with_keys & inclusion.of(c) & domains[codes]
+            per_node = matching_per_node(snapshot, c.selector, namespace)
+            sums = np.bincount(codes[counted], weights=per_node[counted], minlength=size).astype(np.float64)
+        found = np.flatnonzero(domains).tolist()
+        counts.append({(values[d] if d < len(values) else ""): int(sums[d]) for d in found})
+        # score_rows' table: by code, the last entry (code -1) reads 0 as the node is skipped anyway.
+        lut = np.where(domains, sums, 0.0)
+        lut[len(values)] = 0.0
+        luts.append(lut)
+    return PreScoreState(constraints, ignored, ignored_rows, counts, weights, luts)
 
 
 def score_node(s: PreScoreState, pod: PodInfo, node: NodeInfo) -> int:
@@ -103,7 +116,6 @@ def score_node(s: PreScoreState, pod: PodInfo, node: NodeInfo) -> int:
 
 def score_rows(s: PreScoreState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Scores:
     namespace = pod.pod.metadata.namespace
-    node_infos = snapshot.node_infos
     total = np.zeros(len(rows), dtype=np.float64)
     for i, c in enumerate(s.constraints):
         key = c.topology_key
@@ -112,17 +124,9 @@ def score_rows(s: PreScoreState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -
             continue
         codes = snapshot.take(col, rows)
         has = codes >= 0
-        if key == LABEL_HOSTNAME:
-            cnt = np.fromiter((count_matching(node_infos[r], c.selector, namespace) if h else 0
-                               for r, h in zip(rows.tolist(), has.tolist(), strict=True)),
-                              dtype=np.float64, count=len(rows))
-        else:
-            lut = np.zeros(len(snapshot.label_values[key]) + 1, dtype=np.float64)
-            for value, num in s.counts[i].items():
-                code = snapshot.label_code(key, value)
-                if code >= 0:
-                    lut[code] = num
-            cnt = lut[codes]
+        lut = s.luts[i]
+        cnt = (matching_per_node(snapshot, c.selector, namespace)[rows].astype(np.float64) if lut is None
+               else lut[codes])
         part = cnt * s.weights[i] + float(c.max_skew - 1)
         total = np.where(has, total + part, total)
     t = np.trunc(total)

@@ -1,0 +1,163 @@
+"""The snapshot's per-node memos (per_row, keys_per_row) and the spread / affinity counts built on
+them: a long-lived snapshot whose memos saw every change answers as a fresh one does."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubesched.framework import FitError, NodeCursor, PodInfo, schedule_pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.snapshot import MAX_ROW_MEMOS
+from kubesched.framework.types import NodeInfo
+from kubesched.model.objects import Pod
+from kubesched.plugins.inter_pod_affinity import filtering as ipa_filtering
+from kubesched.plugins.inter_pod_affinity import scoring as ipa_scoring
+from kubesched.plugins.inter_pod_affinity.terms import NoNamespaces, TermCache
+from kubesched.plugins.pod_topology_spread import filtering as pts_filtering
+from kubesched.plugins.pod_topology_spread import scoring as pts_scoring
+from kubesched.plugins.pod_topology_spread.common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
+from kubesched.plugins.pod_topology_spread.plugin import PodTopologySpread
+from tests.builders import label_selector, make_node, make_pod
+from tests.unit.scheduling_helpers import cache_with, default_profile
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+
+
+def _nodes(n: int = 6) -> list[object]:
+    return [make_node(f"n{i}").label(HOST, f"n{i}").label(ZONE, f"z{i % 3}") for i in range(n)]
+
+
+def test_per_row_recounts_only_the_rows_whose_pods_changed() -> None:
+    cache = cache_with(_nodes(), [make_pod("a").node("n1").labels(app="x")])  # type: ignore[arg-type]
+    snap = cache.snapshot()
+    calls: list[str] = []
+
+    def count(ni: NodeInfo) -> int:
+        calls.append(ni.name)
+        return sum(1 for p in ni.pods.values() if p.pod.metadata.labels.get("app") == "x")
+
+    first = dict(zip(snap.names, snap.per_row("k", count).tolist(), strict=True))
+    assert first == {"n0": 0, "n1": 1, "n2": 0, "n3": 0, "n4": 0, "n5": 0}
+    assert sorted(calls) == sorted(snap.names)
+    calls.clear()
+    assert snap.per_row("k", count) is not None
+    assert calls == []  # nothing changed: no recount
+    cache.add_pod(make_pod("b").node("n4").labels(app="x").obj())
+    counts = dict(zip(snap.names, snap.per_row("k", count).tolist(), strict=True))
+    assert calls == ["n4"]
+    assert counts["n4"] == 1
+    cache.remove_pod(make_pod("a").node("n1").labels(app="x").obj())
+    calls.clear()
+    counts = dict(zip(snap.names, snap.per_row("k", count).tolist(), strict=True))
+    assert calls == ["n1"]
+    assert counts == {"n0": 0, "n1": 0, "n2": 0, "n3": 0, "n4": 1, "n5": 0}
+
+
+def test_per_row_keeps_a_bounded_number_of_memos() -> None:
+    snap = cache_with(_nodes()).snapshot()  # type: ignore[arg-type]
+    for i in range(MAX_ROW_MEMOS + 50):
+        snap.per_row(("key", i), lambda ni: 0)
+    assert len(snap._row_memos) == MAX_ROW_MEMOS
+
+
+def test_keys_per_row_follows_adds_and_removes() -> None:
+    cache = cache_with(_nodes())  # type: ignore[arg-type]
+    snap = cache.snapshot()
+
+    def apps(ni: NodeInfo) -> tuple[str, ...]:
+        return tuple(sorted({p.pod.metadata.labels.get("app", "") for p in ni.pods.values()}))
+
+    assert snap.keys_per_row("apps", apps) == {}
+    cache.add_pod(make_pod("a").node("n0").labels(app="x").obj())
+    cache.add_pod(make_pod("b").node("n2").labels(app="x").obj())
+    cache.add_pod(make_pod("c").node("n2").labels(app="y").obj())
+    assert snap.keys_per_row("apps", apps) == {"x": 2, "y": 1}
+    cache.remove_pod(make_pod("c").node("n2").obj())
+    assert snap.keys_per_row("apps", apps) == {"x": 2}
+
+
+# --- a long-lived snapshot against a fresh one --------------------------------------------------------
+
+APPS = ["a", "b"]
+op_st = st.tuples(st.booleans(), st.integers(0, 5), st.sampled_from(APPS), st.integers(0, 3))
+incoming_st = st.tuples(st.sampled_from(APPS), st.sampled_from([ZONE, HOST]), st.booleans(), st.booleans(),
+                        st.booleans(), st.booleans())
+
+
+def _existing(i: int, node: int, app: str, kind: int) -> Pod:
+    b = make_pod(f"p{i}").node(f"n{node}").labels(app=app).req(cpu="100m")
+    if kind == 1:
+        b.pod_affinity(anti=True, topology_key=HOST, app=app)
+    elif kind == 2:
+        b.pod_affinity(anti=True, topology_key=ZONE, app=app)
+    elif kind == 3:
+        b.pod_affinity(preferred=True, topology_key=ZONE, app=app)
+    return b.obj()
+
+
+def _incoming(app: str, key: str, hard: bool, soft: bool, affinity: bool, anti: bool) -> Pod:
+    b = make_pod("incoming").labels(app=app).req(cpu="100m")
+    if hard:
+        b.spread(1, key, selector=label_selector(app=app))
+    if soft:
+        b.spread(1, key, "ScheduleAnyway", selector=label_selector(app=app))
+    if affinity:
+        b.pod_affinity(topology_key=ZONE, app=app)
+    if anti:
+        b.pod_affinity(anti=True, topology_key=key, app="b" if app == "a" else "a")
+    return b.obj()
+
+
+def _states(snap: object, pod: Pod) -> tuple[object, ...]:
+    info = PodInfo(pod)
+    plugin = PodTopologySpread()
+    out: list[object] = []
+    hard = plugin.constraints(info, DO_NOT_SCHEDULE)
+    if hard:
+        s = pts_filtering.compute_state(snap, info, hard)  # type: ignore[arg-type]
+        out.append((s.tp_value_to_match_num, [p.nums[0] for p in s.critical_paths]))
+    soft = plugin.constraints(info, SCHEDULE_ANYWAY)
+    if soft:
+        ps = pts_scoring.compute_state(snap, snap.all_rows, info, soft, True)  # type: ignore[attr-defined,arg-type]
+        out.append((ps.counts, ps.weights, sorted(ps.ignored)))
+    terms = TermCache()
+    f, status = ipa_filtering.compute_pre_filter(info, snap, terms, NoNamespaces())  # type: ignore[arg-type]
+    out.append(None if f is None else (f.existing_anti_affinity_counts, f.affinity_counts,
+                                       f.anti_affinity_counts, status))
+    sc, status = ipa_scoring.compute_pre_score(info, snap, terms, NoNamespaces(), 1, False)  # type: ignore[arg-type]
+    out.append(None if sc is None else (sc.topology_score, status))
+    return tuple(out)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=25), incoming=st.lists(incoming_st, min_size=1, max_size=4))
+def test_a_long_lived_snapshot_answers_as_a_fresh_one(ops: list[tuple[bool, int, str, int]],
+                                                      incoming: list[tuple[str, str, bool, bool, bool, bool]]) -> None:
+    cache = cache_with(_nodes())  # type: ignore[arg-type]
+    live = cache.snapshot()
+    pods: dict[int, Pod] = {}
+    profile = default_profile()
+    for i, (remove, node, app, kind) in enumerate(ops):
+        if remove and pods:
+            victim = sorted(pods)[i % len(pods)]
+            cache.remove_pod(pods.pop(victim))
+        else:
+            pods[i] = _existing(i, node, app, kind)
+            cache.add_pod(pods[i])
+        for spec in incoming:
+            pod = _incoming(*spec)
+            fresh = cache_with(_nodes(), list(pods.values())).snapshot()  # type: ignore[arg-type]
+            assert _states(live, pod) == _states(fresh, pod)
+            got = [schedule_pod(profile, s, PodInfo(pod), rng=random.Random(0), cursor=NodeCursor(),
+                                state=CycleState()) for s in (live, fresh)]
+            if isinstance(got[0], FitError):
+                assert isinstance(got[1], FitError)
+                assert got[0].message() == got[1].message()
+            else:
+                assert not isinstance(got[1], FitError)
+                assert got[0].suggested_host == got[1].suggested_host
+                assert got[0].total_scores() == got[1].total_scores()
