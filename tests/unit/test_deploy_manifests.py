@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
+import textwrap
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -194,3 +195,21 @@ def test_pdb_keeps_one_replica() -> None:
     labels = _one("Deployment")["spec"]["template"]["metadata"]["labels"]
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert pdb["metadata"]["namespace"] == _one("Deployment")["metadata"]["namespace"]
+
+
+def test_the_readmes_moved_profile_loads_as_kube_scheduler_runs_it(tmp_path: Path) -> None:
+    readme = (DEPLOY.parent / "README.md").read_text()
+    marker = readme.index("<!-- migrated-profile:")
+    block = re.search(r"```yaml\n(.*?)```", readme[marker:], flags=re.S)
+    assert block is not None
+    profiles = yaml.safe_load(textwrap.dedent(block[1]))
+    config_file = tmp_path / "moved.yaml"
+    config_file.write_text(yaml.safe_dump({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                           "kind": "KubeSchedulerConfiguration", "profiles": profiles}))
+    config = load(str(config_file))
+    assert config.unimplemented == ()
+    [profile] = config.profiles
+    assert profile.scheduler_name == "batch-scheduler"
+    every = {ref.name for refs in profile.plugins.values() for ref in refs}
+    assert "CronJobPool" not in every
+    assert "NodeResourcesBalancedAllocation" not in {ref.name for ref in profile.plugins["score"]}
