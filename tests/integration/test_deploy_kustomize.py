@@ -62,7 +62,9 @@ def test_apply_k_passes_the_apiservers_dry_run(plane: Kube) -> None:
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     assert container["livenessProbe"]["httpGet"]["scheme"] == "HTTPS"
-    assert by_kind["PodDisruptionBudget"][0]["spec"]["minAvailable"] == 1
+    assert by_kind["PodDisruptionBudget"][0]["spec"] == {
+        "minAvailable": 1, "selector": {"matchLabels": {"app": "kubesched"}},
+        "unhealthyPodEvictionPolicy": "AlwaysAllow"}
     # a dry run: none of the namespaced objects exists afterwards
     for path in ("/apis/apps/v1/namespaces/kube-system/deployments/kubesched",
                  "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets/kubesched",

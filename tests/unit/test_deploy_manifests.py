@@ -192,6 +192,7 @@ def test_pdb_keeps_one_replica() -> None:
     pdb = _one("PodDisruptionBudget")
     assert pdb["apiVersion"] == "policy/v1"
     assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"  # an unready replica never blocks a drain
     labels = _one("Deployment")["spec"]["template"]["metadata"]["labels"]
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert pdb["metadata"]["namespace"] == _one("Deployment")["metadata"]["namespace"]
