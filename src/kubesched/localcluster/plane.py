@@ -15,7 +15,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -74,11 +74,20 @@ def cluster_dir(name: str) -> Path:
 
 
 def load(name: str) -> Cluster | None:
+    """The cluster's saved state; None when there is none or it is not a state object. Fields this
+    version does not know (written by another kubesched version) are ignored, so one odd state
+    file never breaks `cluster list` or a test session's clean-up."""
     try:
         data = json.loads((cluster_dir(name) / "state.json").read_text())
     except (OSError, ValueError):
         return None
-    return Cluster(**data)
+    if not isinstance(data, dict):
+        return None
+    known = {f.name for f in fields(Cluster)}
+    try:
+        return Cluster(**{k: v for k, v in data.items() if k in known})
+    except TypeError:
+        return None
 
 
 def list_clusters() -> list[Cluster]:
