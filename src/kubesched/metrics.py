@@ -1,5 +1,5 @@
-"""Prometheus metrics under kube-scheduler v1.37's names, types, labels and buckets, and the HTTP
-endpoints that serve them. Nothing is exported under a scheduler_ name kube-scheduler lacks.
+"""Prometheus metrics under kube-scheduler v1.37's names, types, labels and buckets (served by
+kubesched.serving). Nothing is exported under a scheduler_ name kube-scheduler lacks.
 
 Label children are resolved once per profile, so the per-pod cost is an increment or an observe;
 gauges that mirror state (pending pods, unschedulable pods by plugin, cache size) are computed at
@@ -13,7 +13,6 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from aiohttp import web
 from prometheus_client import (
     CollectorRegistry,
     Counter,
@@ -248,31 +247,3 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
-
-
-async def serve(address: str, metrics: Metrics, ready: Callable[[], bool],
-                health: Callable[[], str | None] = lambda: None) -> web.AppRunner:
-    """/healthz, /livez (failing with the reason when `health` gives one), /readyz (ready once the
-    caches are synced, and healthy) and /metrics over plain HTTP."""
-    host, _, port = address.rpartition(":")
-
-    async def healthz(_: web.Request) -> web.Response:
-        reason = health()
-        return web.Response(text="ok") if reason is None else web.Response(status=500, text=reason)
-
-    async def readyz(_: web.Request) -> web.Response:
-        reason = health()
-        if reason is not None:
-            return web.Response(status=503, text=reason)
-        return web.Response(text="ok") if ready() else web.Response(status=503, text="caches not synced")
-
-    async def metrics_page(_: web.Request) -> web.Response:
-        return web.Response(body=metrics.exposition(), content_type="text/plain", charset="utf-8")
-
-    app = web.Application()
-    app.add_routes([web.get("/healthz", healthz), web.get("/livez", healthz), web.get("/readyz", readyz),
-                    web.get("/metrics", metrics_page)])
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, host or "127.0.0.1", int(port)).start()
-    return runner

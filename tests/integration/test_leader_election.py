@@ -192,7 +192,8 @@ def test_stops_promptly_while_the_apiserver_is_unreachable(tmp_path: Path, sig: 
     kubeconfig.write_text(UNREACHABLE)
     log_path = tmp_path / "kubesched.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "kubesched", "run", f"--kubeconfig={kubeconfig}"],
+        proc = subprocess.Popen([sys.executable, "-m", "kubesched", "run", f"--kubeconfig={kubeconfig}",
+                                 "--secure-port=0"],
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             # failing to list, with leader election on by default: signals must still end it
