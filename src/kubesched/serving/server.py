@@ -100,7 +100,8 @@ def auth_middleware(authn: Authenticator, authz: Authorizer) -> Any:
             verdict = await authz.authorize(attrs)
         except Exception as exc:
             log.warning("authorization failed", extra={"path": request.path, "user": user.name, "detail": str(exc)})
-            text = f"Internal Server Error: {request.path_qs!r}: {exc}"
+            # responsewriters.InternalError: Go's %q of the URI, HTML-escaped
+            text = f"Internal Server Error: {orjson.dumps(request.path_qs).decode()}: {exc}"
             return web.Response(status=500, text=text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
         if verdict.decision is Decision.ALLOW:
             return await handler(request)
