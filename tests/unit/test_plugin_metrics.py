@@ -141,3 +141,23 @@ def test_exported_with_kube_schedulers_name_labels_and_buckets() -> None:
     assert len(PLUGIN_BUCKETS) == 20
     assert PLUGIN_BUCKETS[0] == 0.00001
     assert {k for s in family.samples for k in s.labels} == {"plugin", "extension_point", "status", "le"}
+
+
+@pytest.mark.parametrize(("draw", "expected"), [
+    pytest.param(0, [("SchedulingGates", "PreEnqueue", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 1.0, 1)], id="sampled"),
+    pytest.param(10, [], id="not-sampled"),
+])
+def test_the_queue_samples_pre_enqueue_runs(draw: int, expected: list[tuple[str, str, int, float, int]]) -> None:
+    from kubesched.model.objects import SchedulingGate
+    from kubesched.plugins.scheduling_gates import SchedulingGates
+    from kubesched.queue import FakeClock as QueueClock
+    from kubesched.queue import SchedulingQueue
+
+    from .test_queue import make_pod as queue_pod
+
+    q = SchedulingQueue(QueueClock(), pre_enqueue={"kubesched": [SchedulingGates()]})
+    rec = FakeRecorder()
+    q.plugin_recorder = rec
+    q.sample_rng = FixedRng(draw)
+    q.add(queue_pod("g", scheduling_gates=[SchedulingGate("wait")]))
+    assert rec.seen == expected
