@@ -184,3 +184,50 @@ def test_review_bodies_as_the_apiserver_webhooks_send_and_answer_them() -> None:
         b'"groups":["system:serviceaccounts"],"extra":{"k":["v"]}}}}'
     ) == TokenReviewResult(True, User("system:serviceaccount:ns:sa", "9", ("system:serviceaccounts",), {"k": ("v",)}))
     assert parse_token_review(b'{"status":{"error":"bad"}}') == TokenReviewResult(False, error="bad")
+
+
+class FakeClient:
+    """ApiClient.request answering from a script: a status, or an exception to raise."""
+
+    def __init__(self, script: list[int | Exception]) -> None:
+        self.script = script
+        self.calls = 0
+
+    async def request(self, method: str, path: str, **_: object) -> object:
+        from kubesched.api.client import Response
+
+        step = self.script[min(self.calls, len(self.script) - 1)]
+        self.calls += 1
+        if isinstance(step, Exception):
+            raise step
+        return Response(step, b'{"status":{"allowed":true}}' if step == 201 else b'{"message":"no"}')
+
+
+@pytest.mark.parametrize(("script", "calls", "outcome"), [
+    pytest.param([201], 1, "allowed", id="first-time"),
+    pytest.param([503, 429, 201], 3, "allowed", id="retried-5xx-429"),
+    pytest.param(["conn", 201], 2, "allowed", id="retried-connection"),
+    pytest.param([403], 1, "ApiError", id="4xx-not-retried"),
+    pytest.param([500], 5, "ApiError", id="gives-up-after-5"),
+])
+async def test_reviews_retry_as_the_webhooks_do(script: list[int | str], calls: int, outcome: str) -> None:
+    import random
+
+    from kubesched.api.errors import ApiConnectionError, ApiError
+    from kubesched.serving.reviews import Reviews, backoff_delays
+
+    client = FakeClient([ApiConnectionError("refused") if s == "conn" else s for s in script])  # type: ignore[misc]
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    reviews = Reviews(client, sleep=sleep, rng=random.Random(1))  # type: ignore[arg-type]
+    try:
+        result = await reviews.access(Attributes(ALICE, "get", "/metrics"))
+        got = "allowed" if result.allowed else "denied"
+    except ApiError:
+        got = "ApiError"
+    assert (client.calls, got) == (calls, outcome)
+    assert slept == backoff_delays(random.Random(1))[:calls - 1]
+    assert all(0.5 * 1.5 ** i <= d <= 0.5 * 1.5 ** i * 1.2 for i, d in enumerate(backoff_delays(random.Random(2))))
