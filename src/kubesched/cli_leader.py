@@ -15,9 +15,9 @@ import click
 from .api import ApiClient
 from .api.leaderelection import LeaderElector, Timing, new_identity
 from .api.lease import ApiLeaseLock
+from .cli_types import Duration
 from .config.load import DEFAULT_SOURCE, override_leader_election
 from .config.types import LeaderElection, SchedulerConfig
-from .framework.fields import parse_duration
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("kubesched")
@@ -33,20 +33,6 @@ FLAG_FIELDS = {
     "leader_elect_resource_name": "resource_name",
     "leader_elect_resource_namespace": "resource_namespace",
 }
-
-
-class Duration(click.ParamType[float]):
-    """A Go duration ("15s", "1m30s", "500ms"), in seconds."""
-
-    name = "duration"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, float):
-            return value
-        seconds = parse_duration(str(value))
-        if seconds is None:
-            self.fail(f'{value!r}: expected a duration such as "15s", "1m30s" or "500ms"', param, ctx)
-        return seconds
 
 
 def leader_election_options(f: F) -> F:

@@ -12,10 +12,12 @@ from typing import Any
 import click
 import uvloop
 
-from . import logs, metrics
+from . import logs, serving
 from .api import ApiClient, ClusterConfig, KubeconfigError, load_config
+from .cli_flags import apply_client_flags, check_master, common_options, log_settings, with_master
 from .cli_leader import apply_flags, elector_for, leader_election_options
 from .config import ConfigError, load
+from .config.dump import dumps
 from .config.types import SchedulerConfig
 from .framework import PluginSpec, ProfileError
 from .outoftree import ENTRY_POINT_GROUP, PluginLoadError, out_of_tree_plugins
@@ -48,12 +50,12 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
               help="Load an out-of-tree plugin written in Python: ATTR is its factory (args[, handle]) or a "
                    "kubesched.framework.PluginSpec; enable it by NAME in --config like a built-in. Repeatable. "
                    f"Installed packages' `{ENTRY_POINT_GROUP}` entry points are loaded too.")
-@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
-              show_default=True)
+@click.option("--log-format", type=click.Choice(["text", "json"]), default=None, help="text (default) or json.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default=None,
+              help="info unless --v is 4 or more (debug).")
 @click.option("--serve-address", default="", metavar="HOST:PORT",
-              help="Serve /healthz, /livez, /readyz and /metrics (Prometheus) over HTTP here, "
-                   "e.g. 127.0.0.1:10260 (default: not served).")
+              help="Also serve /healthz, /livez, /readyz and /metrics over plain HTTP, unauthenticated, here, "
+                   "e.g. 127.0.0.1:10260, for local use (default: not served).")
 @click.option("--event-loop", type=click.Choice(["uvloop", "asyncio"]), default="uvloop", show_default=True,
               help="uvloop (libuv) costs less CPU a pod than asyncio's own loop; see the README's Speed section.")
 @click.option("--binds-in-flight", type=click.IntRange(1, 1024), default=64, show_default=True,
@@ -63,9 +65,13 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
               help="Exit non-zero (and fail /livez) when credentials or an informer have failed with errors "
                    "that waiting will not mend (exec plugin, token file, 4xx) for this long.")
 @leader_election_options
+@serving.serving_options
+@common_options
 def run(kubeconfig: str | None, context: str | None, config_path: str | None, scheduler_name: str | None,
-        log_format: str, log_level: str, serve_address: str, event_loop: str, binds_in_flight: int,
-        failure_limit: float, plugin_flags: tuple[str, ...], **leader_flags: Any) -> None:
+        log_format: str | None, log_level: str | None, serve_address: str, event_loop: str, binds_in_flight: int,
+        failure_limit: float, plugin_flags: tuple[str, ...], verbosity: int | None, logging_format: str | None,
+        kube_api_qps: float | None, kube_api_burst: int | None, master: str | None, write_config_to: str | None,
+        **flags: Any) -> None:
     """Watch pods that name this scheduler in spec.schedulerName, choose a node for each by
     kube-scheduler's rules, and bind it.
 
@@ -76,14 +82,32 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
       kubesched run --kubeconfig ~/.kube/config --context kind-kind --scheduler-name my-scheduler
       kubesched run --plugin MyFilter=my_plugins.filters:new --config with-my-filter.yaml
     """
-    logs.setup(log_format, log_level)
+    logs.setup(*log_settings(log_format, log_level, logging_format, verbosity))
+    try:
+        serving_options = serving.from_flags(flags)
+    except serving.OptionsError as exc:
+        raise click.UsageError(str(exc)) from None
+    master_url = check_master(master) if master is not None else None
     try:
         built_in = in_tree_registry()
         extra = out_of_tree_plugins(plugin_flags, built_in)
         config = load(config_path, scheduler_name_override=scheduler_name, registry=built_in.merged(extra))
-        config = apply_flags(config, config_path, leader_flags)
+        config = apply_flags(config, config_path, flags)
     except (PluginLoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
+    config, ignored = apply_client_flags(config, config_path, kube_api_qps, kube_api_burst)
+    if ignored:
+        log.warning("with --config, clientConnection of the file is used and these flags are ignored, as "
+                    "kube-scheduler does: " + ", ".join(ignored))
+    if write_config_to:
+        try:
+            with open(write_config_to, "w", encoding="utf-8") as f:
+                f.write(dumps(config))
+        except OSError as exc:
+            raise click.BadParameter(f"cannot write {write_config_to}: {exc.strerror or exc}",
+                                     param_hint="--write-config-to") from None
+        log.info("Wrote configuration", extra={"file": write_config_to})
+        return
     if extra:
         log.info("out-of-tree plugins loaded", extra={"plugins": {s.name: sorted(s.extension_points) for s in extra}})
     if config.unimplemented:
@@ -94,22 +118,33 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
         log.warning("these profiles do not run UnsupportedPodFields at preFilter, so their pods that use "
                     "topology spread constraints or PVC/ephemeral volumes are placed as if those fields were "
                     "absent: " + ", ".join(unguarded))
-    try:
-        cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
-    except KubeconfigError as exc:
-        raise click.ClickException(str(exc)) from None
+    cluster = _cluster(kubeconfig or config.client_connection.kubeconfig or None, context, master_url)
     if serve_address and not _valid_address(serve_address):
         raise click.BadParameter(f"{serve_address!r}: expected HOST:PORT, e.g. 127.0.0.1:10260",
                                  param_hint="--serve-address")
+    try:
+        secure = serving.prepare(serving_options, cluster)
+    except serving.ServingError as exc:
+        raise click.ClickException(str(exc)) from None
     with contextlib.suppress(KeyboardInterrupt):
         # uvloop: libuv's event loop and TLS cut the per-request CPU that bounds throughput here.
         run_loop = uvloop.run if event_loop == "uvloop" else asyncio.run
         try:
-            run_loop(serve(cluster, config, binds_in_flight, serve_address, failure_limit, extra))
-        except SchedulerFailed as exc:
+            run_loop(serve(cluster, config, binds_in_flight, serve_address, failure_limit, extra, secure))
+        except (SchedulerFailed, serving.ServingError) as exc:
             raise click.ClickException(f"kubesched stopped: {exc}") from None
         except ProfileError as exc:  # a plugin refused its args: a config error, told as one
             raise click.ClickException(f"{config_path or 'the default config'}: {exc}") from None
+
+
+def _cluster(kubeconfig: str | None, context: str | None, master: str | None) -> ClusterConfig:
+    try:
+        return load_config(kubeconfig, context) if master is None else with_master(
+            load_config(kubeconfig, context), master)
+    except KubeconfigError as exc:
+        if master is not None and kubeconfig is None and context is None and str(exc).startswith("no cluster"):
+            return with_master(None, master)
+        raise click.ClickException(str(exc)) from None
 
 
 def _valid_address(address: str) -> bool:
@@ -118,7 +153,8 @@ def _valid_address(address: str) -> bool:
 
 
 async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight: int, address: str = "",
-                failure_limit: float = DEFAULT_FAILURE_LIMIT, out_of_tree: Sequence[PluginSpec] = ()) -> None:
+                failure_limit: float = DEFAULT_FAILURE_LIMIT, out_of_tree: Sequence[PluginSpec] = (),
+                secure: serving.SecureServer | None = None) -> None:
     conn = config.client_connection
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
                          max_connections=binds_in_flight + 8) as client:
@@ -135,11 +171,15 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal, sig)
         log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names)})
-        runner = (await metrics.serve(address, scheduler.metrics, scheduler.ready.is_set, scheduler.health)
-                  if address else None)
+        endpoints = serving.Endpoints(scheduler.metrics.exposition, scheduler.ready.is_set, scheduler.health)
+        runner = await serving.start_plain(address, endpoints) if address else None
         try:
+            if secure is not None:
+                await secure.start(endpoints)
             await scheduler.run()
         finally:
+            if secure is not None:
+                await secure.close()
             if runner is not None:
                 await runner.cleanup()
             if stopping:

@@ -22,6 +22,7 @@ from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import NOMINATED_NODE_KEY
+from kubesched.framework.plugin_metrics import sampled
 from kubesched.framework.profile import Profile
 from kubesched.framework.runtime import (
     run_bind,
@@ -89,6 +90,8 @@ class Cycles:
     metrics: Metrics
     percentage_of_nodes_to_score: int = 0
     rng: random.Random = field(default_factory=random.Random)
+    # Draws which cycles time their plugins; apart from `rng`, so sampling never moves tie-breaks.
+    sample_rng: random.Random = field(default_factory=random.Random)
     cursor: NodeCursor = field(default_factory=NodeCursor)
     binds: TaskSet = field(default_factory=TaskSet)
     stats: Stats = field(default_factory=Stats)
@@ -103,7 +106,7 @@ class Cycles:
         pm = self.metrics.profiles[profile.scheduler_name]
         started = time.perf_counter()
         pod_info = PodInfo(pod)
-        state = CycleState()
+        state = CycleState(sampled(self.metrics.plugins, self.sample_rng))
         self.stats.attempts += 1
         try:
             result = schedule_pod(profile, self.cache.snapshot(), pod_info, rng=self.rng, cursor=self.cursor,

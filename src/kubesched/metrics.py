@@ -1,5 +1,5 @@
-"""Prometheus metrics under kube-scheduler v1.37's names, types, labels and buckets, and the HTTP
-endpoints that serve them. Nothing is exported under a scheduler_ name kube-scheduler lacks.
+"""Prometheus metrics under kube-scheduler v1.37's names, types, labels and buckets (served by
+kubesched.serving). Nothing is exported under a scheduler_ name kube-scheduler lacks.
 
 Label children are resolved once per profile, so the per-pod cost is an increment or an observe;
 gauges that mirror state (pending pods, unschedulable pods by plugin, cache size) are computed at
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import bisect
 import math
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from aiohttp import web
 from prometheus_client import (
     CollectorRegistry,
     Counter,
@@ -41,6 +41,7 @@ def exponential_buckets(start: float, factor: float, count: int) -> tuple[float,
 
 ATTEMPT_BUCKETS = exponential_buckets(0.001, 2, 15)
 EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
+PLUGIN_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
 SLI_BUCKETS = exponential_buckets(0.01, 2, 20)
 ATTEMPTS_BUCKETS = exponential_buckets(1, 2, 5)
 VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
@@ -82,6 +83,11 @@ class HistogramChild:
         self.counts[bisect.bisect_left(self.bounds, value)] += 1
         self.sum += value
 
+    def observe_n(self, value: float, n: int) -> None:
+        """`n` observations of `value` at once."""
+        self.counts[bisect.bisect_left(self.bounds, value)] += n
+        self.sum += value * n
+
 
 class Histogram(Collector):
     """A histogram family exported at scrape time with cumulative buckets, as prometheus_client's."""
@@ -107,6 +113,8 @@ class Histogram(Collector):
         self._children[()].observe(value)
 
     def collect(self) -> Iterator[HistogramMetricFamily]:
+        if not self._children:
+            return  # a vector without series is not exported at all, as in component-base
         family = HistogramMetricFamily(self._name, self._doc, labels=self._labelnames)
         les = [floatToGoString(b) for b in (*self._bounds, math.inf)]  # type: ignore[no-untyped-call]
         for values, child in list(self._children.items()):
@@ -155,6 +163,27 @@ class ProfileMetrics:
         child.observe(seconds)
 
 
+class PluginDurations:
+    """The framework's PluginRecorder (framework/plugin_metrics.py) over
+    scheduler_plugin_execution_duration_seconds{plugin,extension_point,status}; only sampled
+    cycles call it."""
+
+    __slots__ = ("_children", "_family")
+
+    def __init__(self, family: Histogram) -> None:
+        self._family = family
+        self._children: dict[tuple[str, str, int], HistogramChild] = {}
+
+    now = staticmethod(time.perf_counter)
+
+    def observe(self, plugin: str, extension_point: str, code: int, seconds: float, count: int = 1) -> None:
+        child = self._children.get((plugin, extension_point, code))
+        if child is None:
+            child = self._children[(plugin, extension_point, code)] = self._family.labels(
+                plugin, extension_point, STATUS_LABELS[code])
+        child.observe_n(seconds, count)
+
+
 class Metrics:
     def __init__(self, profiles: list[str], pending: Callable[[], dict[str, int]], *,
                  unschedulable_pods: Callable[[], dict[tuple[str, str], int]] | None = None,
@@ -173,6 +202,10 @@ class Metrics:
         points = Histogram("scheduler_framework_extension_point_duration_seconds",
                            "[STABLE] Latency for running all plugins of a specific extension point.",
                            ["extension_point", "status", "profile"], buckets=EXTENSION_POINT_BUCKETS, registry=r)
+        self.plugins = PluginDurations(Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "[BETA] Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"], buckets=PLUGIN_BUCKETS, registry=r))
         sli = Histogram("scheduler_pod_scheduling_sli_duration_seconds",
                         "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
                         "queue and might involve multiple scheduling attempts.",
@@ -248,31 +281,3 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
-
-
-async def serve(address: str, metrics: Metrics, ready: Callable[[], bool],
-                health: Callable[[], str | None] = lambda: None) -> web.AppRunner:
-    """/healthz, /livez (failing with the reason when `health` gives one), /readyz (ready once the
-    caches are synced, and healthy) and /metrics over plain HTTP."""
-    host, _, port = address.rpartition(":")
-
-    async def healthz(_: web.Request) -> web.Response:
-        reason = health()
-        return web.Response(text="ok") if reason is None else web.Response(status=500, text=reason)
-
-    async def readyz(_: web.Request) -> web.Response:
-        reason = health()
-        if reason is not None:
-            return web.Response(status=503, text=reason)
-        return web.Response(text="ok") if ready() else web.Response(status=503, text="caches not synced")
-
-    async def metrics_page(_: web.Request) -> web.Response:
-        return web.Response(body=metrics.exposition(), content_type="text/plain", charset="utf-8")
-
-    app = web.Application()
-    app.add_routes([web.get("/healthz", healthz), web.get("/livez", healthz), web.get("/readyz", readyz),
-                    web.get("/metrics", metrics_page)])
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, host or "127.0.0.1", int(port)).start()
-    return runner

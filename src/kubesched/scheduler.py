@@ -101,6 +101,7 @@ class Scheduler:
         self.metrics = Metrics(sorted(self.profiles), self.queue.pending_counts,
                                unschedulable_pods=self.queue.unschedulable_reasons, cache_size=self._cache_size)
         self.queue.on_incoming = self.metrics.incoming
+        self.queue.plugin_recorder = self.metrics.plugins
         self.pods.handler = Handlers(handlers.pod_added, handlers.pod_updated, handlers.pod_deleted)
         self.nodes.handler = Handlers(handlers.node_added, handlers.node_updated, handlers.node_deleted)
         self.cycles = Cycles(self.profiles, self.cache, self.queue, self.conditions, self.events, self.pods,

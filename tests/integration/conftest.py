@@ -62,7 +62,8 @@ class KubeschedProcess:
     """`kubesched run` as a real subprocess against a plane, its log kept in a file for assertions.
 
     Leader election is off unless the test passes a --leader-elect flag: the many kubesched a session
-    runs side by side, each under its own scheduler name, must not contend for one lease. `ready` is the
+    runs side by side, each under its own scheduler name, must not contend for one lease; the secure
+    port is off unless the test passes --secure-port, for they cannot all have 10259. `ready` is the
     log line to wait for (every replica, standby or not, logs "caches synced")."""
 
     def __init__(self, plane: Kube, args: list[str], log_path: Path, env: Mapping[str, str] | None = None,
@@ -70,6 +71,9 @@ class KubeschedProcess:
         self.plane = plane
         if not any(a.startswith("--leader-elect") for a in args):
             args = ["--leader-elect=false", *args]
+        if not any(a.startswith("--secure-port") for a in args):
+            # kube-scheduler's default port 10259 is one per machine; tests that serve pass their own
+            args = ["--secure-port=0", *args]
         self.args = args
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()

@@ -4,10 +4,15 @@ the service account's token), and nothing else (asked of the apiserver's Subject
 from __future__ import annotations
 
 import base64
+import ssl
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+
+from kubesched.localcluster.procs import free_port
 
 from .conftest import KubeschedProcess
 from .kube import Kube, wait_for
@@ -32,6 +37,9 @@ ALLOWED = [
     ("coordination.k8s.io", "leases", "", "create", "kube-system", ""),
     ("coordination.k8s.io", "leases", "", "get", "kube-system", "kubesched"),
     ("coordination.k8s.io", "leases", "", "update", "kube-system", "kubesched"),
+    ("authentication.k8s.io", "tokenreviews", "", "create", "", ""),
+    ("authorization.k8s.io", "subjectaccessreviews", "", "create", "", ""),
+    ("", "configmaps", "", "get", "kube-system", "extension-apiserver-authentication"),
 ]
 # What kube-scheduler's roles would grant, or a scheduler never needs.
 DENIED = [
@@ -73,8 +81,9 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     }))
     # with leader election on its default lock, so the Lease rules are exercised too
     plane.delete(LEASE)
+    port = free_port()  # the secure port, so its reviews and client CA lookup run under the role too
     proc = start_kubesched(f"--kubeconfig={kubeconfig}", "--scheduler-name=rbac-sched", "--leader-elect",
-                           ready="became leader")
+                           f"--secure-port={port}", "--bind-address=127.0.0.1", ready="became leader")
     ns = plane.namespace("rbac")
     # "too-big" must fit no node any test adds to the shared plane (some add 64-CPU nodes).
     for name, cpu in (("fits", "100m"), ("too-big", "100000")):
@@ -89,6 +98,8 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     events = wait_for("both events", lambda: (
         items if len(items := plane.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"]) >= 2 else None))
     assert {e["reason"] for e in events} == {"Scheduled", "FailedScheduling"}
+    # its own token: the TokenReview passes (else 401) and the SubjectAccessReview answers (else 500)
+    assert _metrics_status(port, token) == 403
     log = proc.log()
     assert "forbidden" not in log.lower(), log
     assert " 403" not in log, log
@@ -101,6 +112,19 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     # informers included: kubesched synced them before binding "fits").
     assert [a for a in ALLOWED if not _allowed(plane, *a)] == []
     assert [d for d in DENIED if _allowed(plane, *d)] == []
+
+
+def _metrics_status(port: int, token: str) -> int:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ctx))
+    req = urllib.request.Request(f"https://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {token}"})
+    try:
+        with opener.open(req, timeout=10) as resp:
+            return int(resp.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
 
 
 def _allowed(plane: Kube, group: str, resource: str, subresource: str, verb: str, namespace: str,

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from kubesched.localcluster.procs import free_port
+
 from .conftest import KubeschedProcess
 from .kube import Kube, wait_for
 from .sched_helpers import create_pod, events, pod_manifest, wait_bound
@@ -186,13 +188,17 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 """
 
 
+@pytest.mark.parametrize("secure", [pytest.param(False, id="plain"), pytest.param(True, id="secure-port")])
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGTERM, id="sigterm"), pytest.param(signal.SIGINT, id="sigint")])
-def test_stops_promptly_while_the_apiserver_is_unreachable(tmp_path: Path, sig: signal.Signals) -> None:
+def test_stops_promptly_while_the_apiserver_is_unreachable(tmp_path: Path, sig: signal.Signals, secure: bool) -> None:
     kubeconfig = tmp_path / "unreachable.kubeconfig"
     kubeconfig.write_text(UNREACHABLE)
     log_path = tmp_path / "kubesched.log"
+    # with the secure port, its client CA lookup fails too (in the background: it must not hold the exit)
+    port = f"--secure-port={free_port()}" if secure else "--secure-port=0"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "kubesched", "run", f"--kubeconfig={kubeconfig}"],
+        proc = subprocess.Popen([sys.executable, "-m", "kubesched", "run", f"--kubeconfig={kubeconfig}", port,
+                                 "--bind-address=127.0.0.1"],
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             # failing to list, with leader election on by default: signals must still end it

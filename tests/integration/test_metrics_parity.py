@@ -25,7 +25,8 @@ REQUIRED = (
     "scheduler_pod_scheduling_sli_duration_seconds", "scheduler_pod_scheduling_attempts",
     "scheduler_queue_incoming_pods", "scheduler_unschedulable_pods",
     "scheduler_framework_extension_point_duration_seconds", "scheduler_preemption_attempts",
-    "scheduler_preemption_victims", "scheduler_cache_size", "process_cpu_seconds",
+    "scheduler_preemption_victims", "scheduler_cache_size", "scheduler_plugin_execution_duration_seconds",
+    "process_cpu_seconds",
     "process_resident_memory_bytes", "process_start_time_seconds",
 )
 
@@ -70,6 +71,30 @@ def _pods(plane: Kube, ns: str, scheduler: str) -> None:
              lambda: plane.get(f"/api/v1/namespaces/{ns}/pods/{scheduler}-fits")["spec"].get("nodeName"))
 
 
+PLUGIN_METRIC = "scheduler_plugin_execution_duration_seconds"
+
+
+def _until_plugins_sampled(plane: Kube, ns: str, base: str) -> None:
+    """Both record plugin durations in one cycle in ten (sampled): schedule small pods with each
+    until both show the family (one in a thousand such runs needs more than 60 pods each)."""
+    for batch in range(12):
+        if PLUGIN_METRIC in _kube_scheduler_metrics(plane) and PLUGIN_METRIC in _kubesched_metrics(base):
+            return
+        for scheduler in ("default-scheduler", "parity-sched"):
+            for i in range(10):
+                plane.create(f"/api/v1/namespaces/{ns}/pods", {
+                    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{scheduler}-sample-{batch}-{i}"},
+                    "spec": {"schedulerName": scheduler, "containers": [
+                        {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "1m"}}}]}})
+        names = [f"{s}-sample-{batch}-{i}" for s in ("default-scheduler", "parity-sched") for i in range(10)]
+
+        def all_bound(names: list[str] = names) -> bool:
+            return all(plane.get(f"/api/v1/namespaces/{ns}/pods/{n}")["spec"].get("nodeName") for n in names)
+
+        wait_for("the sample pods bound", all_bound)
+    raise AssertionError(f"{PLUGIN_METRIC} missing after 120 pods each")
+
+
 def test_kubesched_metrics_are_kube_schedulers(plane: Kube, start_kubesched: Callable[..., KubeschedProcess]) -> None:
     port = free_port()
     start_kubesched("--scheduler-name=parity-sched", f"--serve-address=127.0.0.1:{port}")
@@ -77,6 +102,7 @@ def test_kubesched_metrics_are_kube_schedulers(plane: Kube, start_kubesched: Cal
     ns = plane.namespace("metrics-parity")
     _pods(plane, ns, "default-scheduler")
     _pods(plane, ns, "parity-sched")
+    _until_plugins_sampled(plane, ns, base)
 
     def both_failed_once(text: str, profile: str) -> bool:
         return f'scheduler_schedule_attempts_total{{profile="{profile}",result="unschedulable"}}' in text

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubesched.framework.plugin_metrics import PluginRecorder
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "plugin_recorder", "skip_filter_plugins", "skip_score_plugins")
 
-    def __init__(self) -> None:
+    def __init__(self, plugin_recorder: PluginRecorder | None = None) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        # Set in the cycles sampled for scheduler_plugin_execution_duration_seconds (plugin_metrics.py).
+        self.plugin_recorder = plugin_recorder
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -26,7 +31,7 @@ class CycleState:
     def clone(self) -> CycleState:
         """A copy whose values can be changed without touching this one (kube-scheduler's
         CycleState.Clone): a value with a `clone()` method is cloned, others are shared."""
-        c = CycleState()
+        c = CycleState(self.plugin_recorder)
         for key, value in self._data.items():
             clone = getattr(value, "clone", None)
             c._data[key] = clone() if callable(clone) else value

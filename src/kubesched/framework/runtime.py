@@ -1,7 +1,11 @@
 """The binding cycle's extension points on a profile, with kube-scheduler's semantics
 (framework/runtime/framework.go): Reserve, Unreserve in reverse order, Permit with Wait, PreBind,
 the Bind chain (the first plugin that does not Skip decides), PostBind. The scheduling cycle's
-points (PreFilter to Score) are in schedule.py."""
+points (PreFilter to Score) are in schedule.py.
+
+In a cycle sampled for scheduler_plugin_execution_duration_seconds (state.plugin_recorder set, see
+plugin_metrics.py), each plugin call is timed, with kube-scheduler's extension point labels;
+unsampled cycles take the untimed branch."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import logging
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import FitError
+from kubesched.framework.plugin_metrics import timed, timed_async
 from kubesched.framework.profile import Profile
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -31,8 +36,10 @@ def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error
     """kube-scheduler's RunPostFilterPlugins: the first success (a nomination) or unresolvable
     verdict ends the run; the plugins' messages go into the FitError's message."""
     reasons: list[str] = []
+    rec = state.plugin_recorder
     for pl in profile.post_filter:
-        s = pl.post_filter(state, pod, fit_error)
+        s = pl.post_filter(state, pod, fit_error) if rec is None else timed(
+            rec, pl.name, "PostFilter", pl.post_filter, state, pod, fit_error)
         if s is None or s.code == Code.SUCCESS:
             # kube-scheduler keeps a success's message too ("preemption: found a potential placement ...").
             if s is not None and s.message():
@@ -51,8 +58,10 @@ def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error
 
 def run_reserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
     """The first failing Reserve plugin's status; the caller then runs `run_unreserve`."""
+    rec = state.plugin_recorder
     for pl in profile.reserve:
-        s = pl.reserve(state, pod, node)
+        s = pl.reserve(state, pod, node) if rec is None else timed(
+            rec, pl.name, "Reserve", pl.reserve, state, pod, node)
         if _failed(s):
             assert s is not None
             return _as_error("Reserve", pl.name, s)
@@ -61,9 +70,13 @@ def run_reserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) ->
 
 def run_unreserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> None:
     """Every Reserve plugin's Unreserve, last first; one that raises does not stop the others."""
+    rec = state.plugin_recorder
     for pl in reversed(profile.reserve):
         try:
-            pl.unreserve(state, pod, node)
+            if rec is None:
+                pl.unreserve(state, pod, node)
+            else:
+                timed(rec, pl.name, "Unreserve", pl.unreserve, state, pod, node)
         except Exception:
             log.exception("Unreserve of plugin %s failed for pod %s", pl.name, pod.key)
 
@@ -73,8 +86,10 @@ def run_permit(profile: Profile, state: CycleState, pod: PodInfo, node: str,
     """None to go on, a rejection or error to stop, or Wait: the pod is then in `waiting` until
     `wait_on_permit` says how it ended."""
     timeouts: dict[str, float] = {}
+    rec = state.plugin_recorder
     for pl in profile.permit:
-        s, timeout = pl.permit(state, pod, node)
+        s, timeout = pl.permit(state, pod, node) if rec is None else timed(
+            rec, pl.name, "Permit", pl.permit, state, pod, node)
         if s is None or s.code == Code.SUCCESS:
             continue
         if s.code == Code.WAIT:
@@ -98,8 +113,10 @@ async def wait_on_permit(waiting: WaitingPods, pod: PodInfo) -> Status | None:
 
 
 async def run_pre_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+    rec = state.plugin_recorder
     for pl in profile.pre_bind:
-        s = await pl.pre_bind(state, pod, node)
+        s = await (pl.pre_bind(state, pod, node) if rec is None else timed_async(
+            rec, pl.name, "PreBind", pl.pre_bind, state, pod, node))
         if _failed(s) and not (s is not None and s.code == Code.SKIP):
             assert s is not None
             return _as_error("PreBind", pl.name, s)
@@ -108,8 +125,10 @@ async def run_pre_bind(profile: Profile, state: CycleState, pod: PodInfo, node: 
 
 async def run_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
     """None when bound. Skip from every bind plugin (or none configured) is a failure: nobody bound it."""
+    rec = state.plugin_recorder
     for pl in profile.bind:
-        s = await pl.bind(state, pod, node)
+        s = await (pl.bind(state, pod, node) if rec is None else timed_async(
+            rec, pl.name, "Bind", pl.bind, state, pod, node))
         if s is not None and s.code == Code.SKIP:
             continue
         if _failed(s):
@@ -120,8 +139,12 @@ async def run_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str)
 
 
 def run_post_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> None:
+    rec = state.plugin_recorder
     for pl in profile.post_bind:
         try:
-            pl.post_bind(state, pod, node)
+            if rec is None:
+                pl.post_bind(state, pod, node)
+            else:
+                timed(rec, pl.name, "PostBind", pl.post_bind, state, pod, node)
         except Exception:
             log.exception("PostBind of plugin %s failed for pod %s", pl.name, pod.key)

@@ -4,11 +4,17 @@ Filter plugins with a batch path evaluate every candidate node in a few vector o
 cycle then replays kube-scheduler's sequential search over them: start at the rotating index,
 stop once the adaptive number of feasible nodes is found, and give each rejected node the status
 of the first filter (in profile order) that rejected it.
+
+In a cycle sampled for scheduler_plugin_execution_duration_seconds (state.plugin_recorder set),
+every plugin call is timed. A batch method (Filter or Score over many nodes in one call) counts as
+one call per node it evaluated, each taking an even share of the batch's time, and a batch Filter's
+rejections take the code of its statuses in the diagnosis; kube-scheduler times each node's call.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +23,7 @@ import numpy.typing as npt
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import MAX_NODE_SCORE, FilterPlugin, PreFilterResult, Rows, Scores
+from kubesched.framework.plugin_metrics import PluginRecorder, timed
 from kubesched.framework.profile import PluginMethods, Profile
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, SchedulingError, Status
@@ -75,8 +82,10 @@ def _run_pre_filter(profile: Profile, state: CycleState, pod: PodInfo,
     result: PreFilterResult | None = None
     with_nodes: list[str] = []
     rejected: Status | None = None
+    rec = state.plugin_recorder
     for pl in profile.pre_filter:
-        r, s = pl.pre_filter(state, pod, snapshot)
+        r, s = pl.pre_filter(state, pod, snapshot) if rec is None else timed(
+            rec, pl.name, "PreFilter", pl.pre_filter, state, pod, snapshot)
         if s is not None and s.code != Code.SUCCESS:
             if s.code == Code.SKIP:
                 state.skip_filter_plugins.add(pl.name)
@@ -139,12 +148,20 @@ def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: 
     masks: list[tuple[int, npt.NDArray[np.bool_]]] = []
     scalar: list[int] = []
     passing: npt.NDArray[np.bool_] | None = None
+    rec = state.plugin_recorder
+    passes = _passes if rec is None else _timed_passes(rec)
+    batch_times: list[tuple[str, npt.NDArray[np.bool_] | None, float]] = []
     for idx, pl in enumerate(filters):
         batch = profile.methods.filter_batch.get(pl.name)
         if batch is None:
             scalar.append(idx)
             continue
-        mask = batch(state, pod, snapshot, rows)
+        if rec is None:
+            mask = batch(state, pod, snapshot, rows)
+        else:
+            t = rec.now()
+            mask = batch(state, pod, snapshot, rows)
+            batch_times.append((pl.name, mask, rec.now() - t))
         if mask is None:
             continue
         masks.append((idx, mask))
@@ -163,7 +180,7 @@ def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: 
         for p in order.tolist():
             ni = node_infos[rows[p]]
             for idx in scalar:
-                if not _passes(filters[idx], state, pod, ni):
+                if not passes(filters[idx], state, pod, ni):
                     break
             else:
                 found.append(p)
@@ -180,6 +197,9 @@ def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: 
         rejected = examined[~is_feasible[examined]]
         rejected.sort()
         _record_statuses(profile.methods, filters, masks, state, pod, snapshot, rows, rejected, diagnosis)
+    if batch_times:
+        assert rec is not None
+        _observe_batch_filters(rec, batch_times, m, diagnosis)
     return rows[feasible_pos], processed
 
 
@@ -190,6 +210,40 @@ def _passes(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: object) -> bo
     if not s.is_rejected():
         raise SchedulingError(s.with_plugin(pl.name))
     return False
+
+
+def _timed_passes(rec: PluginRecorder) -> Callable[[FilterPlugin, CycleState, PodInfo, object], bool]:
+    """_passes, each call timed: the sampled cycles' Filter loop."""
+    def passes(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: object) -> bool:
+        t = rec.now()
+        s = pl.filter(state, pod, ni)  # type: ignore[arg-type]
+        rec.observe(pl.name, "Filter", Code.SUCCESS if s is None else s.code, rec.now() - t)
+        if s is None or s.code == Code.SUCCESS:
+            return True
+        if not s.is_rejected():
+            raise SchedulingError(s.with_plugin(pl.name))
+        return False
+
+    return passes
+
+
+def _observe_batch_filters(rec: PluginRecorder, batch_times: list[tuple[str, npt.NDArray[np.bool_] | None, float]],
+                           n: int, diagnosis: Diagnosis) -> None:
+    """One Filter observation per node each batch evaluated. A rejection takes the code the
+    plugin gave the nodes it was first to reject (its statuses in the diagnosis), Unschedulable
+    when it was first nowhere."""
+    if n == 0:
+        return
+    codes: dict[str | None, int] = {}
+    for status in diagnosis.node_to_status.values():
+        codes.setdefault(status.plugin, status.code)
+    for plugin, mask, seconds in batch_times:
+        each = seconds / n
+        fits = n if mask is None else int(np.count_nonzero(mask))
+        if fits:
+            rec.observe(plugin, "Filter", Code.SUCCESS, each, fits)
+        if n - fits:
+            rec.observe(plugin, "Filter", codes.get(plugin, Code.UNSCHEDULABLE), each, n - fits)
 
 
 def _record_statuses(methods: PluginMethods, filters: list[FilterPlugin],
@@ -246,8 +300,10 @@ def _record_statuses(methods: PluginMethods, filters: list[FilterPlugin],
 
 def _score(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot,
            rows: Rows) -> tuple[Scores, dict[str, Scores]]:
+    rec = state.plugin_recorder
     for pl in profile.pre_score:
-        s = pl.pre_score(state, pod, snapshot, rows)
+        s = pl.pre_score(state, pod, snapshot, rows) if rec is None else timed(
+            rec, pl.name, "PreScore", pl.pre_score, state, pod, snapshot, rows)
         if s is not None and s.code != Code.SUCCESS:
             if s.code == Code.SKIP:
                 state.skip_score_plugins.add(pl.name)
@@ -259,15 +315,19 @@ def _score(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot
         if scorer.name in state.skip_score_plugins:
             continue
         batch = profile.methods.score_batch.get(scorer.name)
+        t = rec.now() if rec is not None else 0.0
         if batch is not None:
             scores: Scores = batch(state, pod, snapshot, rows)
         else:
             infos = snapshot.node_infos
             scores = np.fromiter((scorer.score(state, pod, infos[r], snapshot) for r in rows.tolist()),
                                  dtype=np.int64, count=len(rows))
+        if rec is not None and len(rows):
+            rec.observe(scorer.name, "Score", Code.SUCCESS, (rec.now() - t) / len(rows), len(rows))
         normalize = profile.methods.normalize_scores.get(scorer.name)
         if normalize is not None:
-            scores = normalize(state, pod, scores)
+            scores = normalize(state, pod, scores) if rec is None else timed(
+                rec, scorer.name, "ScoreExtensionNormalize", normalize, state, pod, scores)
         if len(scores) and (int(scores.min()) < 0 or int(scores.max()) > MAX_NODE_SCORE):
             bad = int(scores.min()) if int(scores.min()) < 0 else int(scores.max())
             raise SchedulingError(Status(

@@ -36,6 +36,7 @@ import enum
 import functools
 import logging
 import math
+import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +50,7 @@ from kubesched.framework.events import (
     ClusterEvent,
 )
 from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
+from kubesched.framework.plugin_metrics import PluginRecorder, sampled, timed
 from kubesched.framework.status import Code
 from kubesched.model.objects import Pod
 from kubesched.queue.clock import Clock, MonotonicClock
@@ -147,6 +149,10 @@ class SchedulingQueue:
         # Told (queue, event) on every move into activeQ, backoffQ or unschedulablePods, for
         # scheduler_queue_incoming_pods_total; kept free of prometheus here.
         self.on_incoming: Callable[[str, str], None] | None = None
+        # scheduler_plugin_execution_duration_seconds of PreEnqueue, sampled per run as kube-scheduler
+        # does (its own draw, in the queue); None: untimed.
+        self.plugin_recorder: PluginRecorder | None = None
+        self.sample_rng = random.Random()
 
     # --- introspection ---------------------------------------------------------------------------
 
@@ -446,8 +452,11 @@ class SchedulingQueue:
     def _gate(self, info: QueuedPodInfo) -> bool:
         """Run the profile's PreEnqueue plugins, as kube-scheduler does before every move to
         activeQ; a rejection keeps the pod gated until an event its plugin registered."""
-        for pl in self._pre_enqueue.get(info.pod.spec.scheduler_name, ()):
-            status = pl.pre_enqueue(info.pod)
+        plugins = self._pre_enqueue.get(info.pod.spec.scheduler_name, ())
+        rec = sampled(self.plugin_recorder, self.sample_rng) if plugins and self.plugin_recorder else None
+        for pl in plugins:
+            status = pl.pre_enqueue(info.pod) if rec is None else timed(
+                rec, pl.name, "PreEnqueue", pl.pre_enqueue, info.pod)
             if status is not None and status.code != Code.SUCCESS:
                 info.gated = True
                 info.unschedulable_plugins = {pl.name}

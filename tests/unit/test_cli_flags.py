@@ -1,0 +1,135 @@
+"""kube-scheduler's flags on `kubesched run`: values checked once with the flag named, what each
+overrides, and --write-config-to's file running the same configuration again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from kubesched.cli import main
+from kubesched.cli_flags import apply_client_flags, check_master, log_settings, with_master
+from kubesched.config import load, loads
+from kubesched.config.dump import dumps
+from kubesched.serving.options import OptionsError, ServingOptions, from_flags
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("log_format", "log_level", "logging_format", "v", "expected"), [
+    pytest.param(None, None, None, None, ("text", "info"), id="defaults"),
+    pytest.param(None, None, "json", None, ("json", "info"), id="logging-format"),
+    pytest.param("json", None, "json", None, ("json", "info"), id="both-agree"),
+    pytest.param(None, None, None, 2, ("text", "info"), id="v2-info"),
+    pytest.param(None, None, None, 4, ("text", "debug"), id="v4-debug"),
+    pytest.param(None, "warning", None, 10, ("text", "warning"), id="log-level-wins"),
+])
+def test_log_settings(log_format: str | None, log_level: str | None, logging_format: str | None, v: int | None,
+                      expected: tuple[str, str]) -> None:
+    assert log_settings(log_format, log_level, logging_format, v) == expected
+
+
+def test_contradicting_log_formats_are_refused() -> None:
+    with pytest.raises(click.BadParameter, match="contradicts --log-format=text"):
+        log_settings("text", None, "json", None)
+
+
+def test_kube_api_qps_and_burst_apply_only_without_config() -> None:
+    config = load(None)
+    changed, ignored = apply_client_flags(config, None, 500.0, None)
+    assert (changed.client_connection.qps, changed.client_connection.burst, ignored) == (500.0, 100, [])
+    same, ignored = apply_client_flags(config, "my.yaml", 500.0, 7)
+    assert same is config
+    assert ignored == ["--kube-api-qps", "--kube-api-burst"]
+
+
+@pytest.mark.parametrize(("given", "url"), [
+    pytest.param("https://10.0.0.1:6443", "https://10.0.0.1:6443", id="url"),
+    pytest.param("http://localhost:8080/", "http://localhost:8080", id="trailing-slash"),
+    pytest.param("10.0.0.1:6443", "https://10.0.0.1:6443", id="host-port"),
+])
+def test_master_urls(given: str, url: str) -> None:
+    assert check_master(given) == url
+
+
+@pytest.mark.parametrize("bad", ["ftp://x", "https://", "https://h:99999"])
+def test_bad_master_names_the_flag(bad: str) -> None:
+    with pytest.raises(click.BadParameter) as info:
+        check_master(bad)
+    assert info.value.param_hint == "--master"
+
+
+def test_master_without_kubeconfig_is_a_bare_connection() -> None:
+    cluster = with_master(None, "https://10.0.0.1:6443")
+    assert (cluster.server, cluster.source) == ("https://10.0.0.1:6443", "--master")
+    assert cluster.ssl_context is not None
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    pytest.param(ServingOptions(secure_port=70000), "--secure-port 70000 must be between 0 and 65535", id="port"),
+    pytest.param(ServingOptions(secure_port=-1), "--secure-port -1", id="negative-port"),
+    pytest.param(ServingOptions(bind_address="example.com"), "--bind-address 'example.com'", id="bind-not-ip"),
+    pytest.param(ServingOptions(tls_cert_file="a.crt"), "--tls-private-key-file must be given", id="half-pair"),
+    pytest.param(ServingOptions(authentication_token_webhook_cache_ttl=-1),
+                 "--authentication-token-webhook-cache-ttl must not be negative", id="ttl"),
+    pytest.param(ServingOptions(authorization_always_allow_paths=("/a*b",)),
+                 "--authorization-always-allow-paths: only trailing", id="star"),
+])
+def test_bad_serving_flags_name_the_flag(options: ServingOptions, message: str) -> None:
+    with pytest.raises(OptionsError, match=message.replace("*", r"\*")):
+        options.validate()
+
+
+def test_serving_defaults_are_kube_schedulers() -> None:
+    o = ServingOptions().validate()
+    assert (o.secure_port, o.bind_address, o.enabled) == (10259, "0.0.0.0", True)
+    assert o.authorization_always_allow_paths == ("/healthz", "/readyz", "/livez")
+    assert (o.authentication_token_webhook_cache_ttl, o.authorization_webhook_cache_authorized_ttl,
+            o.authorization_webhook_cache_unauthorized_ttl) == (10.0, 10.0, 10.0)
+    assert not ServingOptions(secure_port=0).validate().enabled
+    flags = {"secure_port": 0, "authorization_always_allow_paths": (), "leader_elect": None}
+    assert from_flags(flags).authorization_always_allow_paths == ()
+    assert flags == {"leader_elect": None}  # the serving flags are taken, the others left
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["run", *args])
+    return result.exit_code, result.output
+
+
+def test_version_prints_and_exits() -> None:
+    code, out = _run("--version")
+    assert code == 0
+    assert out.startswith("kubesched ")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    pytest.param(["--secure-port=70000"], "--secure-port 70000", id="secure-port"),
+    pytest.param(["--bind-address=nowhere"], "--bind-address 'nowhere'", id="bind-address"),
+    pytest.param(["--v=-1"], "--v", id="v-negative"),
+    pytest.param(["--logging-format=xml"], "'xml' is not one of 'text', 'json'", id="logging-format"),
+    pytest.param(["--kube-api-burst=-3"], "--kube-api-burst", id="burst"),
+    pytest.param(["--authorization-webhook-cache-authorized-ttl=soon"], "expected a duration", id="duration"),
+])
+def test_bad_flags_stop_before_anything_runs(args: list[str], message: str) -> None:
+    code, out = _run(*args)
+    assert code == 2, out
+    assert message in out
+
+
+def test_write_config_to_writes_what_runs_and_exits(tmp_path: Path) -> None:
+    out = tmp_path / "effective.yaml"
+    code, text = _run(f"--config={ROOT / 'examples' / 'config' / 'seed.yaml'}", f"--write-config-to={out}",
+                      "--leader-elect-resource-name=other")
+    assert code == 0, text
+    written = loads(out.read_text())
+    expected = load(str(ROOT / "examples" / "config" / "seed.yaml"))
+    assert written.profiles == expected.profiles
+    assert written.leader_election.resource_name == "other"
+    assert loads(dumps(written)) == written
+    code, text = _run(f"--write-config-to={tmp_path / 'qps.yaml'}", "--kube-api-qps=300", "--kube-api-burst=600")
+    assert code == 0, text
+    cc = loads((tmp_path / "qps.yaml").read_text()).client_connection
+    assert (cc.qps, cc.burst) == (300.0, 600)
