@@ -12,10 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
-from kubesched.cli_run import run
 from kubesched.localcluster.procs import free_port
 
 from .conftest import KubeschedProcess
@@ -24,7 +22,6 @@ from .sched_helpers import create_pod, pod_manifest, wait_bound
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched"
-HAS_SECURE_PORT = any(p.name == "secure_port" for p in run.params)
 
 
 def _rendered(plane: Kube) -> list[dict[str, Any]]:
@@ -93,8 +90,6 @@ def test_kubesched_runs_with_the_deployments_config_and_args(
         plane.delete(LEASE)
 
 
-@pytest.mark.xfail(not HAS_SECURE_PORT, strict=True,
-                   reason="`kubesched run --secure-port` comes with the serving branch (issue 13 item 3)")
 def test_the_probes_answer_over_https_without_a_token(
         plane: Kube, tmp_path: Path, start_kubesched: Callable[..., KubeschedProcess]) -> None:
     # as the kubelet probes: HTTPS, the certificate not verified, no credentials. The port is a free one

@@ -176,8 +176,6 @@ def test_probes_are_on_the_secure_port(probe: str, path: str) -> None:
 SECURE_PORT = next((p for p in run.params if p.name == "secure_port"), None)
 
 
-@pytest.mark.xfail(SECURE_PORT is None, strict=True,
-                   reason="`kubesched run --secure-port` comes with the serving branch (issue 13 item 3)")
 def test_kubesched_serves_the_probes_port_by_default() -> None:
     # the args leave --secure-port and --bind-address at their defaults: kube-scheduler's 10259 on
     # every address, which the kubelet's probes reach

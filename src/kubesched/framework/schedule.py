@@ -191,7 +191,8 @@ def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: 
 
     # Rejected nodes among the examined ones: those not feasible in rotated [start, start+processed).
     examined = (np.arange(processed, dtype=np.intp) + start) % m if m else np.arange(0, dtype=np.intp)
-    if len(feasible_pos) < processed and (statuses_on_success or not len(feasible_pos)):
+    # A sampled cycle needs them too: its batch Filter observations take the codes of the statuses.
+    if len(feasible_pos) < processed and (statuses_on_success or rec is not None or not len(feasible_pos)):
         is_feasible = np.zeros(m, dtype=np.bool_)
         is_feasible[feasible_pos] = True
         rejected = examined[~is_feasible[examined]]
