@@ -5,7 +5,6 @@ default ports, which refuse every write."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: st
                        out_of_tree: Iterable[PluginSpec] = ()) -> ClusterView:
     sources = ClusterSources(client)
     # One list each, as the scheduler's informers start; the watch that would follow never runs.
-    await asyncio.gather(*(i._list_and_sync() for i in sources.all))
+    await sources.list_once()
     pod = sources.pods.get(f"{namespace}/{name}")
     if pod is None:
         raise ExplainError(await _why_missing(client, namespace, name))
