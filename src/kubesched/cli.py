@@ -10,6 +10,7 @@ from .cli_cluster import cluster
 from .cli_explain import explain
 from .cli_pool import pool
 from .cli_run import run
+from .cli_shadow import shadow
 from .cli_simulate import simulate, snapshot
 
 
@@ -50,3 +51,4 @@ main.add_command(bench)
 main.add_command(explain)
 main.add_command(snapshot)
 main.add_command(simulate)
+main.add_command(shadow)

@@ -17,6 +17,7 @@ from .api import ApiClient, ApiConnectionError, ApiError, KubeconfigError, load_
 from .config import ConfigError, load
 from .config.types import SchedulerConfig
 from .framework.profile import ProfileError
+from .framework.registry import PluginSpec
 from .outoftree import PluginLoadError, out_of_tree_plugins
 from .plugins.registry import in_tree_registry
 from .simulate.expand import Expander, ExpandError
@@ -31,7 +32,8 @@ _KUBECONFIG_HELP = ("Kubeconfig file (default: clientConnection.kubeconfig of --
                     "then the in-cluster service account, then ~/.kube/config).")
 
 
-def _config(config_path: str | None, plugin_flags: tuple[str, ...]) -> tuple[SchedulerConfig, list[Any]]:
+def load_scheduler_config(config_path: str | None,
+                          plugin_flags: tuple[str, ...]) -> tuple[SchedulerConfig, list[PluginSpec]]:
     try:
         built_in = in_tree_registry()
         extra = out_of_tree_plugins(plugin_flags, built_in)
@@ -75,7 +77,7 @@ def snapshot(kubeconfig: str | None, context: str | None, config_path: str | Non
     Example:
       kubesched snapshot > cluster.json
     """
-    config, _ = _config(config_path, ())
+    config, _ = load_scheduler_config(config_path, ())
     sys.stdout.buffer.write(encode(read_live(config, kubeconfig, context)))
 
 
@@ -148,7 +150,7 @@ def simulate(paths: tuple[str, ...], snapshot_path: str | None, add_nodes: int |
     """
     if (add_nodes is None) != (node_template is None):
         raise click.UsageError("--add-nodes and --node-template go together")
-    config, extra = _config(config_path, plugin_flags)
+    config, extra = load_scheduler_config(config_path, plugin_flags)
     manifests = read_manifests(paths)
     if snapshot_path is not None:
         try:

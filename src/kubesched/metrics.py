@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from prometheus_client import (
@@ -250,7 +250,42 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-async def serve(address: str, metrics: Metrics, ready: Callable[[], bool],
+SHADOW_VERDICTS = ("same", "tie", "different", "unschedulable", "error")
+
+
+class ShadowMetrics:
+    """`kubesched shadow`'s own series (no scheduler_ name: it schedules nothing): each bind by the
+    watched scheduler, by what kubesched would have done."""
+
+    def __init__(self, process: bool = True) -> None:
+        self.registry = r = CollectorRegistry()
+        decisions = Counter("kubesched_shadow_decisions",
+                            "Pods bound by the watched scheduler, by kubesched's verdict on the same state: same "
+                            "node, a node of equal best score (tie), a different node, unschedulable, or error.",
+                            ["verdict", "scheduler"], registry=r)
+        self._decisions = decisions
+        self.score_gap = Histogram("kubesched_shadow_score_gap",
+                                   "For 'different' verdicts: kubesched's best total minus its total for the node "
+                                   "the watched scheduler chose (absent when kubesched finds that node infeasible).",
+                                   buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000), registry=r)
+        self.seconds = Histogram("kubesched_shadow_evaluation_duration_seconds",
+                                 "Time to evaluate one bound pod on every node.",
+                                 buckets=ATTEMPT_BUCKETS, registry=r)
+        if process:
+            ProcessCollector(registry=r)
+
+    def decided(self, verdict: str, scheduler: str) -> None:
+        self._decisions.labels(verdict, scheduler).inc()
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class Exposition(Protocol):
+    def exposition(self) -> bytes: ...
+
+
+async def serve(address: str, metrics: Exposition, ready: Callable[[], bool],
                 health: Callable[[], str | None] = lambda: None) -> web.AppRunner:
     """/healthz, /livez (failing with the reason when `health` gives one), /readyz (ready once the
     caches are synced, and healthy) and /metrics over plain HTTP."""
