@@ -208,8 +208,10 @@ class Expander:
         meta = {**(body.get("metadata") or {}), "name": name, "namespace": ns, "uid": self._uid()}
         spec = copy.deepcopy(body.get("spec") or {})
         for key in ("containers", "initContainers"):
-            for c in spec.get(key) or []:
-                _requests_from_limits(c)
+            containers = spec.get(key)
+            for c in containers if isinstance(containers, list) else ():
+                if isinstance(c, dict):
+                    _requests_from_limits(c)
         if not spec.get("containers"):
             raise ExpandError(f"{where}: spec.containers must list at least one container")
         pod: Pod = _convert({"metadata": meta, "spec": spec, "status": {"phase": "Pending"}}, Pod, where)
@@ -227,10 +229,11 @@ class Expander:
 def _requests_from_limits(container: dict[str, Any]) -> None:
     """The apiserver's defaulting: a resource with a limit and no request requests its limit."""
     resources = container.get("resources") or {}
-    limits = resources.get("limits") or {}
-    if not limits:
+    limits = resources.get("limits") if isinstance(resources, dict) else None
+    requests = resources.get("requests") if isinstance(resources, dict) else None
+    if not isinstance(limits, dict) or not limits or not isinstance(requests or {}, dict):
         return
-    requests = dict(resources.get("requests") or {})
+    requests = dict(requests or {})
     for name, value in limits.items():
         requests.setdefault(name, value)
     container["resources"] = {**resources, "requests": requests}
