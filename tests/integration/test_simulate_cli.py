@@ -4,9 +4,12 @@ whole message where nothing fits), and neither command writes anything."""
 
 from __future__ import annotations
 
+import base64
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,8 @@ from .sched_helpers import (
 )
 
 pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(plane: Kube, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -186,3 +191,49 @@ def test_snapshot_drain_and_template_nodes(plane: Kube, tmp_path: Path) -> None:
         plane.delete(f"/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0")
         wait_for(f"pods of {ns} gone", lambda: not plane.pods(ns), timeout=60)
         delete_nodes(plane, names)
+
+
+def test_read_only_identity_suffices(plane: Kube, tmp_path: Path) -> None:
+    """deploy/rbac-readonly.yaml (list, watch, and get on pods) is all snapshot, simulate and shadow need."""
+    plane.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac-readonly.yaml"))
+    token = plane.create("/api/v1/namespaces/kube-system/serviceaccounts/kubesched-readonly/token",
+                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                          "spec": {"expirationSeconds": 3600}})["status"]["token"]
+    ca = (Path(plane.cluster.dir) / "pki" / "ca.crt").read_bytes()
+    kubeconfig = tmp_path / "ro.kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "ro",
+        "clusters": [{"name": "c", "cluster": {"server": plane.server,
+                                               "certificate-authority-data": base64.b64encode(ca).decode()}}],
+        "users": [{"name": "ro", "user": {"token": token}}],
+        "contexts": [{"name": "ro", "context": {"cluster": "c", "user": "ro"}}],
+    }))
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kubesched", *args, f"--kubeconfig={kubeconfig}"],
+                              capture_output=True, text=True, timeout=120, input="")
+
+    snap = run("snapshot")
+    assert snap.returncode == 0, snap.stderr
+    assert json.loads(snap.stdout)["objects"]["nodes"]
+    pod = yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                          "spec": {"containers": [container(cpu="100m")]}})
+    sim = subprocess.run([sys.executable, "-m", "kubesched", "simulate", "-f", "-", "-o", "json",
+                          f"--kubeconfig={kubeconfig}"], capture_output=True, text=True, timeout=120, input=pod)
+    assert sim.returncode == 0, sim.stderr
+    assert json.loads(sim.stdout)["pods"][0]["node"]
+    log = tmp_path / "shadow.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "kubesched", "shadow", f"--kubeconfig={kubeconfig}"],
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            wait_for("the shadow watching", lambda: "shadow watching binds" in log.read_text() or proc.poll(),
+                     timeout=60)
+            time.sleep(1)  # its watches open
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+    text = log.read_text()
+    assert proc.returncode == 0, text
+    assert "forbidden" not in text.lower(), text
+    assert " 403" not in text, text
