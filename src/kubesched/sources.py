@@ -10,7 +10,7 @@ KINDS, one informer in ClusterSources and its use in `registry_of`: snapshot fil
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 from kubesched.api import ApiClient, Handlers, Informer, job_informer, namespace_informer, node_informer, pod_informer
@@ -61,9 +61,17 @@ T = TypeVar("T")
 
 
 class Sources(Protocol):
-    """Stores of every kind in KINDS, by plural: an informer's or an in-memory one."""
+    """Stores of every kind in KINDS, by plural (an informer's or an in-memory one), and the owner
+    selectors PodTopologySpread reads from them."""
+
+    owner_selectors: InformerSelectors
 
     def store(self, plural: str) -> Lister[Any]: ...
+
+
+def owner_selectors_of(store: Callable[[str], Lister[Any]]) -> InformerSelectors:
+    return InformerSelectors(OwnerSelectors(store(SERVICES.plural), store(REPLICATION_CONTROLLERS.plural),
+                                            store(REPLICA_SETS.plural), store(STATEFUL_SETS.plural)))
 
 
 def object_key(obj: Any) -> str:
@@ -101,6 +109,7 @@ class StaticSources:
         if unknown:
             raise ValueError(f"unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
         self.stores: dict[str, Store[Any]] = {plural: Store(given.get(plural, ())) for plural in KINDS}
+        self.owner_selectors = owner_selectors_of(self.store)
 
     def store(self, plural: str) -> Store[Any]:
         return self.stores[plural]
@@ -124,12 +133,9 @@ class StaticSources:
 def registry_of(sources: Sources, out_of_tree: Iterable[PluginSpec] = ()) -> Registry:
     """The plugins read Jobs, namespaces and owner selectors from these stores, never from the API
     per pod."""
-    selectors = InformerSelectors(OwnerSelectors(
-        sources.store(SERVICES.plural), sources.store(REPLICATION_CONTROLLERS.plural),
-        sources.store(REPLICA_SETS.plural), sources.store(STATEFUL_SETS.plural)))
     return in_tree_registry(jobs=InformerJobs(sources.store(JOBS.plural)),  # type: ignore[arg-type]
                             namespaces=InformerNamespaces(sources.store(NAMESPACES.plural)),
-                            selectors=selectors).merged(out_of_tree)
+                            selectors=sources.owner_selectors).merged(out_of_tree)
 
 
 class InformerSelectors:
