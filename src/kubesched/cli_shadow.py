@@ -13,8 +13,8 @@ from typing import IO
 import click
 
 from . import logs, metrics
-from .api import ApiClient, ClusterConfig, KubeconfigError, load_config
-from .cli_simulate import load_scheduler_config
+from .api import ApiClient, ClusterConfig
+from .cli_common import cluster_config, connection_options, load_scheduler_config, plugin_option
 from .config.types import SchedulerConfig
 from .framework.profile import ProfileError
 from .framework.registry import PluginSpec
@@ -31,12 +31,8 @@ log = logging.getLogger("kubesched.shadow")
 @click.option("--config", "config_path", default=None, metavar="FILE",
               help="The KubeSchedulerConfiguration kubesched would run with (default: kubesched's default profile). "
                    "Give kube-scheduler's own to check kubesched decides as it does.")
-@click.option("--plugin", "plugin_flags", multiple=True, metavar="NAME=MODULE:ATTR",
-              help="An out-of-tree plugin, as `kubesched run --plugin` loads it (repeatable).")
-@click.option("--kubeconfig", default=None, metavar="FILE",
-              help="Kubeconfig file (default: clientConnection.kubeconfig of --config, then $KUBECONFIG, "
-                   "then the in-cluster service account, then ~/.kube/config).")
-@click.option("--context", default=None, help="Kubeconfig context to use (default: its current-context).")
+@plugin_option
+@connection_options
 @click.option("--disagreements", "disagreements_path", default=None, metavar="FILE",
               help="Append each verdict other than same/tie to FILE as a JSON line.")
 @click.option("--serve-address", default="", metavar="HOST:PORT",
@@ -59,10 +55,7 @@ def shadow(scheduler_name: str, profile_name: str | None, config_path: str | Non
     """
     logs.setup(log_format, log_level)
     config, extra = load_scheduler_config(config_path, plugin_flags)
-    try:
-        cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
-    except KubeconfigError as exc:
-        raise click.ClickException(str(exc)) from None
+    cluster = cluster_config(config, kubeconfig, context)
     out: IO[bytes] | None = open(disagreements_path, "ab") if disagreements_path else None  # noqa: SIM115
     try:
         with contextlib.suppress(KeyboardInterrupt):

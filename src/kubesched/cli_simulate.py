@@ -13,13 +13,10 @@ from typing import Any
 import click
 import yaml
 
-from .api import ApiClient, ApiConnectionError, ApiError, KubeconfigError, load_config
-from .config import ConfigError, load
+from .api import ApiClient, ApiConnectionError, ApiError
+from .cli_common import cluster_config, connection_options, load_scheduler_config, plugin_option
 from .config.types import SchedulerConfig
 from .framework.profile import ProfileError
-from .framework.registry import PluginSpec
-from .outoftree import PluginLoadError, out_of_tree_plugins
-from .plugins.registry import in_tree_registry
 from .simulate.expand import Expander, ExpandError
 from .simulate.render import render_json, render_table
 from .simulate.run import SimulationError
@@ -28,26 +25,10 @@ from .simulate.state import ClusterState, SnapshotError, decode, encode
 from .simulate.whatif import WhatIfError, template_nodes
 from .sources import ClusterSources
 
-_KUBECONFIG_HELP = ("Kubeconfig file (default: clientConnection.kubeconfig of --config, then $KUBECONFIG, "
-                    "then the in-cluster service account, then ~/.kube/config).")
-
-
-def load_scheduler_config(config_path: str | None,
-                          plugin_flags: tuple[str, ...]) -> tuple[SchedulerConfig, list[PluginSpec]]:
-    try:
-        built_in = in_tree_registry()
-        extra = out_of_tree_plugins(plugin_flags, built_in)
-        return load(config_path, registry=built_in.merged(extra)), list(extra)
-    except (PluginLoadError, ConfigError) as exc:
-        raise click.ClickException(str(exc)) from None
-
 
 def read_live(config: SchedulerConfig, kubeconfig: str | None, context: str | None) -> ClusterState:
     """One list of every kind the scheduler's informers read (no watch, no write)."""
-    try:
-        cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
-    except KubeconfigError as exc:
-        raise click.ClickException(str(exc)) from None
+    cluster = cluster_config(config, kubeconfig, context)
 
     async def read() -> ClusterState:
         conn = config.client_connection
@@ -64,8 +45,7 @@ def read_live(config: SchedulerConfig, kubeconfig: str | None, context: str | No
 
 
 @click.command()
-@click.option("--kubeconfig", default=None, metavar="FILE", help=_KUBECONFIG_HELP)
-@click.option("--context", default=None, help="Kubeconfig context to use (default: its current-context).")
+@connection_options
 @click.option("--config", "config_path", default=None, metavar="FILE",
               help="A KubeSchedulerConfiguration, for its clientConnection (kubeconfig, qps, burst).")
 def snapshot(kubeconfig: str | None, context: str | None, config_path: str | None) -> None:
@@ -126,10 +106,8 @@ def read_manifests(paths: tuple[str, ...]) -> list[Any]:
                    "else the first).")
 @click.option("--config", "config_path", default=None, metavar="FILE",
               help="The KubeSchedulerConfiguration `kubesched run` uses (default: kubesched's default profile).")
-@click.option("--plugin", "plugin_flags", multiple=True, metavar="NAME=MODULE:ATTR",
-              help="An out-of-tree plugin, as `kubesched run --plugin` loads it (repeatable).")
-@click.option("--kubeconfig", default=None, metavar="FILE", help=_KUBECONFIG_HELP)
-@click.option("--context", default=None, help="Kubeconfig context to use (default: its current-context).")
+@plugin_option
+@connection_options
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seeds the random tie-break between equal best nodes and the generated name suffixes.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)

@@ -3,11 +3,8 @@ the service account's token), and nothing else (asked of the apiserver's Subject
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 from pathlib import Path
-
-import yaml
 
 from .conftest import KubeschedProcess
 from .kube import Kube, wait_for
@@ -59,18 +56,7 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     plane.kubectl("delete", "clusterrolebinding", "kubesched-as-kube-scheduler", "kubesched-as-volume-scheduler",
                   "--ignore-not-found")
     plane.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac.yaml"))
-    token = plane.create("/api/v1/namespaces/kube-system/serviceaccounts/kubesched/token",
-                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                          "spec": {"expirationSeconds": 3600}})["status"]["token"]
-    ca = (Path(plane.cluster.dir) / "pki" / "ca.crt").read_bytes()
-    kubeconfig = tmp_path / "sa.kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
-        "clusters": [{"name": "c", "cluster": {"server": plane.server,
-                                               "certificate-authority-data": base64.b64encode(ca).decode()}}],
-        "users": [{"name": "kubesched", "user": {"token": token}}],
-        "contexts": [{"name": "sa", "context": {"cluster": "c", "user": "kubesched"}}],
-    }))
+    kubeconfig = plane.service_account_kubeconfig("kube-system", "kubesched", tmp_path / "sa.kubeconfig")
     # with leader election on its default lock, so the Lease rules are exercised too
     plane.delete(LEASE)
     proc = start_kubesched(f"--kubeconfig={kubeconfig}", "--scheduler-name=rbac-sched", "--leader-elect",

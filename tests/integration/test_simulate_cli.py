@@ -4,7 +4,6 @@ whole message where nothing fits), and neither command writes anything."""
 
 from __future__ import annotations
 
-import base64
 import json
 import signal
 import subprocess
@@ -62,18 +61,27 @@ def batch(ns: str, selector: dict[str, str]) -> list[dict[str, Any]]:
     ]
 
 
-def _nodes(tag: str, cpus: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+def _nodes(plane: Kube, tag: str, cpus: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Nodes `<tag>-<short>` with these cpus, labelled simulate-test=<tag>: (the label, the names)."""
     label = {"simulate-test": tag}
     names = [f"{tag}-{short}" for short in cpus]
+    create_nodes(plane, [node_manifest(NodeSpec(n, dict(label), (), {"cpu": c, "memory": "8Gi", "pods": "110"}))
+                         for n, c in zip(names, cpus.values(), strict=True)])
     return label, names
+
+
+def _clean_up(plane: Kube, ns: str, nodes: list[str], owner: str) -> None:
+    """The owner first (its controller would recreate the pods), then the pods, then the nodes."""
+    plane.delete(owner)
+    plane.delete(f"/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0")
+    wait_for(f"pods of {ns} gone", lambda: not plane.pods(ns), timeout=60)
+    delete_nodes(plane, nodes)
 
 
 def test_simulated_batch_equals_a_real_run(plane: Kube, kubesched: KubeschedProcess, tmp_path: Path) -> None:
     ns = plane.namespace("simulate-batch")
     cpus = {"a": "4", "b": "2", "c": "1"}
-    label, names = _nodes("simbatch", cpus)
-    create_nodes(plane, [node_manifest(NodeSpec(n, dict(label), (), {"cpu": c, "memory": "8Gi", "pods": "110"}))
-                         for n, c in zip(names, cpus.values(), strict=True)])
+    label, names = _nodes(plane, "simbatch", cpus)
     try:
         manifests = batch(ns, label)
         path = tmp_path / "batch.yaml"
@@ -115,17 +123,12 @@ def test_simulated_batch_equals_a_real_run(plane: Kube, kubesched: KubeschedProc
         poll(lambda: message() == big["message"], timeout=10)
         assert message() == big["message"]
     finally:
-        plane.delete(f"/apis/apps/v1/namespaces/{ns}/deployments/fill")
-        plane.delete(f"/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0")
-        wait_for(f"pods of {ns} gone", lambda: not plane.pods(ns), timeout=60)
-        delete_nodes(plane, names)
+        _clean_up(plane, ns, names, f"/apis/apps/v1/namespaces/{ns}/deployments/fill")
 
 
 def test_snapshot_drain_and_template_nodes(plane: Kube, tmp_path: Path) -> None:
     ns = plane.namespace("simulate-whatif")
-    label, names = _nodes("simwhat", {"a": "4", "b": "4"})
-    create_nodes(plane, [node_manifest(NodeSpec(n, dict(label), (), {"cpu": "4", "memory": "8Gi", "pods": "110"}))
-                         for n in names])
+    label, names = _nodes(plane, "simwhat", {"a": "4", "b": "4"})
     try:
         # On a: a pod bound by nobody (spec.nodeName), and a DaemonSet's pod (the DaemonSet covers both nodes).
         plane.create(f"/apis/apps/v1/namespaces/{ns}/daemonsets", {
@@ -187,27 +190,13 @@ def test_snapshot_drain_and_template_nodes(plane: Kube, tmp_path: Path) -> None:
         assert bad.returncode != 0
         assert "--drain: no node 'no-such-node'" in bad.stderr
     finally:
-        plane.delete(f"/apis/apps/v1/namespaces/{ns}/daemonsets/agents")
-        plane.delete(f"/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0")
-        wait_for(f"pods of {ns} gone", lambda: not plane.pods(ns), timeout=60)
-        delete_nodes(plane, names)
+        _clean_up(plane, ns, names, f"/apis/apps/v1/namespaces/{ns}/daemonsets/agents")
 
 
 def test_read_only_identity_suffices(plane: Kube, tmp_path: Path) -> None:
     """deploy/rbac-readonly.yaml (list, watch, and get on pods) is all snapshot, simulate and shadow need."""
     plane.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac-readonly.yaml"))
-    token = plane.create("/api/v1/namespaces/kube-system/serviceaccounts/kubesched-readonly/token",
-                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                          "spec": {"expirationSeconds": 3600}})["status"]["token"]
-    ca = (Path(plane.cluster.dir) / "pki" / "ca.crt").read_bytes()
-    kubeconfig = tmp_path / "ro.kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "ro",
-        "clusters": [{"name": "c", "cluster": {"server": plane.server,
-                                               "certificate-authority-data": base64.b64encode(ca).decode()}}],
-        "users": [{"name": "ro", "user": {"token": token}}],
-        "contexts": [{"name": "ro", "context": {"cluster": "c", "user": "ro"}}],
-    }))
+    kubeconfig = plane.service_account_kubeconfig("kube-system", "kubesched-readonly", tmp_path / "ro.kubeconfig")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "kubesched", *args, f"--kubeconfig={kubeconfig}"],

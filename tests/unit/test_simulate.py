@@ -8,11 +8,12 @@ from typing import Any
 import msgspec
 import pytest
 
+from kubesched.cache.cache import filled
 from kubesched.config import load
 from kubesched.model.objects import Node, Pod
 from kubesched.simulate.expand import ALPHANUMS, Expanded, Expander, ExpandError
 from kubesched.simulate.render import render_json, render_table, to_dict
-from kubesched.simulate.run import Simulation, SimulationError, fill_cache, simulate
+from kubesched.simulate.run import Simulation, SimulationError, simulate
 from kubesched.simulate.state import ClusterState, SnapshotError, decode, encode
 from kubesched.simulate.whatif import UNSCHEDULABLE_TAINT, WhatIfError, drain, template_nodes
 from kubesched.sources import KINDS, StaticSources
@@ -287,7 +288,7 @@ def test_bad_templates(tmpl: dict[str, Any], says: str) -> None:
 
 
 def test_cordoned_node_gets_the_controllers_taint() -> None:
-    cache = fill_cache([make_node("a").obj()], [make_pod("p").node("a").obj()])
+    cache = filled([make_node("a").obj()], [make_pod("p").node("a").obj()])
     (again,) = drain(cache, ["a"])
     node = cache.node_info("a")
     assert node is not None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import msgspec
 
 from kubesched.api import ApiClient, ApiError
-from kubesched.cache.cache import Cache
+from kubesched.cache.cache import Cache, filled
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.handle import Handle
 from kubesched.framework.profile import Profile, build_profile
@@ -50,12 +50,7 @@ async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: st
 def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[Cache, Pod]:
     """The cache the scheduler's informer handlers would fill from these lists, and the pod as if it
     were pending: a bound pod leaves its node (its room is free to it) and loses spec.nodeName."""
-    cache = Cache()
-    for node in nodes:
-        cache.add_node(node)
-    for p in pods:
-        if p.spec.node_name:
-            cache.add_pod(p)
+    cache = filled(nodes, pods)
     cache.remove_pod(pod)
     return cache, msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
 

@@ -286,6 +286,21 @@ def score_nodes(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Sna
     return total, per_plugin
 
 
+def _candidates(profile: Profile, state: CycleState, pod: PodInfo,
+                snapshot: Snapshot) -> tuple[Rows, Diagnosis] | FitError:
+    """PreFilter, then the rows the search may visit and the diagnosis it fills; or the FitError
+    when there is no node or PreFilter rejects the pod."""
+    if snapshot.n == 0:
+        return FitError(pod, 0, Diagnosis())
+    result, error = run_pre_filter(profile, state, pod, snapshot)
+    if error is not None:
+        return error
+    diagnosis = Diagnosis()
+    if result is not None:
+        diagnosis.absent_nodes_status = _absent_nodes_status(state)
+    return candidate_rows(snapshot, result), diagnosis
+
+
 def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: random.Random,
                  cursor: NodeCursor, percentage_of_nodes_to_score: int = 0,
                  state: CycleState | None = None) -> ScheduleResult | FitError:
@@ -295,15 +310,10 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     """
     if state is None:
         state = CycleState()
-    if snapshot.n == 0:
-        return FitError(pod, 0, Diagnosis())
-    result, error = run_pre_filter(profile, state, pod, snapshot)
-    if error is not None:
-        return error
-    diagnosis = Diagnosis()
-    rows = candidate_rows(snapshot, result)
-    if result is not None:
-        diagnosis.absent_nodes_status = _absent_nodes_status(state)
+    found = _candidates(profile, state, pod, snapshot)
+    if isinstance(found, FitError):
+        return found
+    rows, diagnosis = found
     percentage = profile.percentage_of_nodes_to_score
     if percentage is None:
         percentage = percentage_of_nodes_to_score
@@ -345,16 +355,11 @@ def score_every_node(profile: Profile, snapshot: Snapshot, pod: PodInfo) -> Ever
     """The cycle's steps (PreFilter, Filter, PreScore, Score) over every node rather than the
     adaptive sample, or the FitError when no node fits. A single feasible node is scored too,
     so its total is known. Raises SchedulingError when a plugin errs."""
-    if snapshot.n == 0:
-        return FitError(pod, 0, Diagnosis())
     state = CycleState()
-    result, error = run_pre_filter(profile, state, pod, snapshot)
-    if error is not None:
-        return error
-    diagnosis = Diagnosis()
-    rows = candidate_rows(snapshot, result)
-    if result is not None:
-        diagnosis.absent_nodes_status = _absent_nodes_status(state)
+    found = _candidates(profile, state, pod, snapshot)
+    if isinstance(found, FitError):
+        return found
+    rows, diagnosis = found
     feasible, _ = find_feasible(profile, state, pod, snapshot, rows, len(rows), 0, diagnosis)
     if len(feasible) == 0:
         return FitError(pod, snapshot.n, diagnosis)

@@ -11,12 +11,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cache.cache import Cache
+from kubesched.cache.cache import Cache, filled
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.handle import Handle
 from kubesched.framework.profile import Profile, build_profile
 from kubesched.framework.registry import PluginSpec
-from kubesched.model.objects import Node, Pod
+from kubesched.model.objects import Node
 from kubesched.simulate.expand import Expanded
 from kubesched.simulate.place import Placement, Placer
 from kubesched.simulate.state import ClusterState
@@ -71,7 +71,7 @@ def simulate(config: SchedulerConfig, state: ClusterState, batch: Expanded, *, a
         objects.setdefault(plural, []).extend(extra)
     objects.setdefault("nodes", []).extend(add_nodes)
     sources = StaticSources(objects)
-    cache = fill_cache(sources.nodes.list(), sources.pods.list())
+    cache = filled(sources.nodes.list(), sources.pods.list())
     profiles = build_profiles(config, sources, cache, out_of_tree)
     if profile_name is not None and profile_name not in profiles:
         raise SimulationError(f"no profile {profile_name!r}; the profiles are: {', '.join(profiles)}")
@@ -92,17 +92,6 @@ def simulate(config: SchedulerConfig, state: ClusterState, batch: Expanded, *, a
         sim.notes.append(f"pods whose schedulerName is no profile of this config were placed with the first "
                          f"profile, {next(iter(profiles))}")
     return sim
-
-
-def fill_cache(nodes: Iterable[Node], pods: Iterable[Pod]) -> Cache:
-    """The cache the scheduler's informer handlers would fill: every node, every bound pod."""
-    cache = Cache()
-    for node in nodes:
-        cache.add_node(node)
-    for pod in pods:
-        if pod.spec.node_name:
-            cache.add_pod(pod)
-    return cache
 
 
 def summarise(cache: Cache, placements: Sequence[Placement], added: set[str], drained: set[str]) -> list[NodeSummary]:
