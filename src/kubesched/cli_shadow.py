@@ -80,7 +80,8 @@ async def _watch(cluster: ClusterConfig, config: SchedulerConfig, scheduler_name
         loop.add_signal_handler(signal.SIGUSR1, watcher.log_summary, "SIGUSR1")
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stopping.set)
-        runner = await metrics.serve(address, watcher.metrics, watcher.ready.is_set) if address else None
+        runner = (await metrics.serve(address, watcher.metrics, watcher.ready.is_set, watcher.health)
+                  if address else None)
         task = asyncio.ensure_future(watcher.run())
         stop = asyncio.ensure_future(stopping.wait())
         try:

@@ -126,3 +126,12 @@ def test_every_informer_has_a_kind() -> None:
     sources = ClusterSources(client)
     assert sorted(i.resource.plural for i in sources.all) == sorted(KINDS)
     assert all(sources.store(plural).resource.plural == plural for plural in KINDS)
+
+
+def test_health_names_a_failing_informer() -> None:
+    client = ApiClient(ClusterConfig("https://127.0.0.1:1", None, Credentials(), "test"))
+    s = Shadow(client, load(None), metrics=ShadowMetrics(process=False), clock=lambda: 1000.0)
+    assert s.health() is None
+    s.sources.nodes.failing_fatally_since = 900.0
+    s.sources.nodes.last_error = "ApiError: 403 forbidden"
+    assert s.health() == "informer/nodes has failed for 100s: ApiError: 403 forbidden"

@@ -355,3 +355,17 @@ def test_static_sources_know_every_kind() -> None:
     assert sources.pods.list() == []
     with pytest.raises(ValueError, match="unknown kind"):
         StaticSources({"widgets": []})
+
+
+def test_cronjob_pods_go_to_the_pool_through_their_expanded_job() -> None:
+    """The CronJob pool follows Pod -> Job -> CronJob through the Job simulate adds to the stores;
+    plain Job pods and Deployment pods stay off the pool node."""
+    cj = {"kind": "CronJob", "metadata": {"name": "nightly"},
+          "spec": {"schedule": "0 * * * *", "jobTemplate": {"spec": {"parallelism": 2,
+                                                                      "template": template(restartPolicy="Never")}}}}
+    job = {"kind": "Job", "metadata": {"name": "once"}, "spec": {"template": template(restartPolicy="Never")}}
+    nodes = [make_node("pool").label("kubesched.io/pool", "cronjob").capacity(cpu="8"), make_node("plain")]
+    sim = simulate(CONFIG, state(nodes), expand(cj, job, deployment(replicas=2)))
+    where = {p.pod: p.node for p in sim.placements}
+    assert [n for k, n in where.items() if "/nightly-" in k] == ["pool", "pool"]
+    assert [n for k, n in where.items() if "/once-" in k or "/web-" in k] == ["plain"] * 3

@@ -78,6 +78,7 @@ class Shadow:
         self.tally = Tally()
         self.disagreements = disagreements
         self.ready = asyncio.Event()
+        self._clock = clock
         self._tasks = TaskSet()
         sources.nodes.handler = Handlers(self._node_added, self._node_updated, self._node_deleted)
         sources.pods.handler = Handlers(self._pod_added, self._pod_updated, self._pod_deleted)
@@ -92,6 +93,16 @@ class Shadow:
                                                  "nodes": self.cache.node_count, "pods": self.cache.pod_count})
         self.ready.set()
         await asyncio.Event().wait()
+
+    def health(self, limit: float = 60.0) -> str | None:
+        """Why the shadow cannot judge (an informer failing with errors waiting will not mend for
+        longer than `limit` seconds), or None; /healthz fails with it."""
+        now = self._clock()
+        for informer in self.sources.all:
+            since = informer.failing_fatally_since
+            if since is not None and now - since > limit:
+                return f"{informer.name} has failed for {now - since:.0f}s: {informer.last_error}"
+        return None
 
     async def stop(self) -> None:
         await self._tasks.cancel()
