@@ -10,6 +10,8 @@ from .cli_cluster import cluster
 from .cli_explain import explain
 from .cli_pool import pool
 from .cli_run import run
+from .cli_shadow import shadow
+from .cli_simulate import simulate, snapshot
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,3 +49,6 @@ main.add_command(cluster)
 main.add_command(pool)
 main.add_command(bench)
 main.add_command(explain)
+main.add_command(snapshot)
+main.add_command(simulate)
+main.add_command(shadow)

@@ -6,16 +6,14 @@ import asyncio
 
 import click
 
-from .api import ApiClient, ApiConnectionError, ApiError, KubeconfigError, load_config
-from .config import ConfigError, load
+from .api import ApiClient, ApiConnectionError, ApiError
+from .cli_common import cluster_config, connection_options, load_scheduler_config, plugin_option
 from .explain.cluster import ExplainError, choose_profile, read_cluster
 from .explain.evaluate import explain as evaluate
 from .explain.model import Explanation
 from .explain.render import render_json, render_table, render_yaml
 from .framework.status import SchedulingError
 from .framework.types import PodInfo
-from .outoftree import PluginLoadError, out_of_tree_plugins
-from .plugins.registry import in_tree_registry
 
 
 @click.command()
@@ -25,14 +23,10 @@ from .plugins.registry import in_tree_registry
               help="Profile to explain with (default: the pod's schedulerName if it is a profile, else the first).")
 @click.option("--config", "config_path", default=None, metavar="FILE",
               help="The KubeSchedulerConfiguration `kubesched run` uses (default: kubesched's default profile).")
-@click.option("--kubeconfig", default=None, metavar="FILE",
-              help="Kubeconfig file (default: clientConnection.kubeconfig of --config, then $KUBECONFIG, "
-                   "then the in-cluster service account, then ~/.kube/config).")
-@click.option("--context", default=None, help="Kubeconfig context to use (default: its current-context).")
+@connection_options
 @click.option("-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True)
 @click.option("--all", "show_all", is_flag=True, help="Table: one row per node instead of groups.")
-@click.option("--plugin", "plugin_flags", multiple=True, metavar="NAME=MODULE:ATTR",
-              help="An out-of-tree plugin, as `kubesched run --plugin` loads it (repeatable).")
+@plugin_option
 def explain(pod: str, namespace: str, profile_name: str | None, config_path: str | None, kubeconfig: str | None,
             context: str | None, output: str, show_all: bool, plugin_flags: tuple[str, ...]) -> None:
     """Why POD goes (or would go) where it does: each node's verdict from every filter plugin, the
@@ -44,16 +38,8 @@ def explain(pod: str, namespace: str, profile_name: str | None, config_path: str
       kubesched explain web-0 -n shop
       kubesched explain web-0 -n shop -o json --config my-kube-scheduler.yaml
     """
-    try:
-        built_in = in_tree_registry()
-        extra = out_of_tree_plugins(plugin_flags, built_in)
-        config = load(config_path, registry=built_in.merged(extra))
-    except (PluginLoadError, ConfigError) as exc:
-        raise click.ClickException(str(exc)) from None
-    try:
-        cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
-    except KubeconfigError as exc:
-        raise click.ClickException(str(exc)) from None
+    config, extra = load_scheduler_config(config_path, plugin_flags)
+    cluster = cluster_config(config, kubeconfig, context)
 
     async def read() -> Explanation:
         conn = config.client_connection

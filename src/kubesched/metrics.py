@@ -281,3 +281,34 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+
+SHADOW_VERDICTS = ("same", "tie", "different", "unschedulable", "error")
+
+
+class ShadowMetrics:
+    """`kubesched shadow`'s own series (no scheduler_ name: it schedules nothing): each bind by the
+    watched scheduler, by what kubesched would have done."""
+
+    def __init__(self, process: bool = True) -> None:
+        self.registry = r = CollectorRegistry()
+        decisions = Counter("kubesched_shadow_decisions",
+                            "Pods bound by the watched scheduler, by kubesched's verdict on the same state: same "
+                            "node, a node of equal best score (tie), a different node, unschedulable, or error.",
+                            ["verdict", "scheduler"], registry=r)
+        self._decisions = decisions
+        self.score_gap = Histogram("kubesched_shadow_score_gap",
+                                   "For 'different' verdicts: kubesched's best total minus its total for the node "
+                                   "the watched scheduler chose (absent when kubesched finds that node infeasible).",
+                                   buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000), registry=r)
+        self.seconds = Histogram("kubesched_shadow_evaluation_duration_seconds",
+                                 "Time to evaluate one bound pod on every node.",
+                                 buckets=ATTEMPT_BUCKETS, registry=r)
+        if process:
+            ProcessCollector(registry=r)
+
+    def decided(self, verdict: str, scheduler: str) -> None:
+        self._decisions.labels(verdict, scheduler).inc()
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,18 +1,30 @@
-"""The informers a scheduler reads and the registry built on them: one place, so `kubesched run`
-and `kubesched explain` decide with the same plugins fed by the same objects."""
+"""The informers a scheduler reads and the registry built on them: one place, so `kubesched run`,
+`explain`, `simulate` and `shadow` decide with the same plugins fed by the same objects.
+
+KINDS names every kind the plugins read (by its API plural) and its slim type; ClusterSources holds
+an informer for each, StaticSources an in-memory store for each (a `kubesched snapshot` file, or a
+simulation's overlay), and `registry_of` wires the plugins to either. A new kind is one entry in
+KINDS, one informer in ClusterSources and its use in `registry_of`: snapshot files carry it then.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Generic, Protocol, TypeVar
 
 from kubesched.api import ApiClient, Handlers, Informer, job_informer, namespace_informer, node_informer, pod_informer
 from kubesched.api.informer import (
+    JOBS,
+    NAMESPACES,
+    NODES,
+    PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
     SERVICES,
     STATEFUL_SETS,
 )
+from kubesched.framework.handle import Lister
 from kubesched.framework.registry import PluginSpec, Registry
 from kubesched.model.objects import (
     Job,
@@ -32,6 +44,98 @@ from kubesched.plugins.registry import in_tree_registry
 
 # kube-scheduler's pod informer leaves finished pods out: they hold no resources.
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+
+# API plural -> slim type, in the order a cache is filled (nodes first, pods last).
+KINDS: dict[str, type[Any]] = {
+    NODES.plural: Node,
+    JOBS.plural: Job,
+    NAMESPACES.plural: Namespace,
+    SERVICES.plural: Service,
+    REPLICATION_CONTROLLERS.plural: ReplicationController,
+    REPLICA_SETS.plural: ReplicaSet,
+    STATEFUL_SETS.plural: StatefulSet,
+    PODS.plural: Pod,
+}
+
+T = TypeVar("T")
+
+
+class Sources(Protocol):
+    """Stores of every kind in KINDS, by plural (an informer's or an in-memory one), and the owner
+    selectors PodTopologySpread reads from them."""
+
+    owner_selectors: InformerSelectors
+
+    def store(self, plural: str) -> Lister[Any]: ...
+
+
+def owner_selectors_of(store: Callable[[str], Lister[Any]]) -> InformerSelectors:
+    return InformerSelectors(OwnerSelectors(store(SERVICES.plural), store(REPLICATION_CONTROLLERS.plural),
+                                            store(REPLICA_SETS.plural), store(STATEFUL_SETS.plural)))
+
+
+def object_key(obj: Any) -> str:
+    meta = obj.metadata
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else str(meta.name)
+
+
+class Store(Generic[T]):
+    """An in-memory store with an informer's read side (get, list, has_synced), always synced."""
+
+    has_synced = True
+
+    def __init__(self, objects: Iterable[T] = ()) -> None:
+        self.store: dict[str, T] = {object_key(o): o for o in objects}
+
+    def get(self, key: str) -> T | None:
+        return self.store.get(key)
+
+    def list(self) -> list[T]:
+        return list(self.store.values())
+
+    def put(self, obj: T) -> None:
+        self.store[object_key(obj)] = obj
+
+    def remove(self, obj: T) -> None:
+        self.store.pop(object_key(obj), None)
+
+
+class StaticSources:
+    """One Store per kind, from lists of objects (a snapshot file, or lists read once)."""
+
+    def __init__(self, objects: Mapping[str, Iterable[Any]] | None = None) -> None:
+        given = objects or {}
+        unknown = sorted(set(given) - set(KINDS))
+        if unknown:
+            raise ValueError(f"unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
+        self.stores: dict[str, Store[Any]] = {plural: Store(given.get(plural, ())) for plural in KINDS}
+        self.owner_selectors = owner_selectors_of(self.store)
+
+    def store(self, plural: str) -> Store[Any]:
+        return self.stores[plural]
+
+    @property
+    def pods(self) -> Store[Pod]:
+        return self.stores[PODS.plural]
+
+    @property
+    def nodes(self) -> Store[Node]:
+        return self.stores[NODES.plural]
+
+    @property
+    def jobs(self) -> Store[Job]:
+        return self.stores[JOBS.plural]
+
+    def registry(self, out_of_tree: Iterable[PluginSpec] = ()) -> Registry:
+        return registry_of(self, out_of_tree)
+
+
+def registry_of(sources: Sources, out_of_tree: Iterable[PluginSpec] = ()) -> Registry:
+    """The plugins read Jobs, namespaces and owner selectors from these stores, never from the API
+    per pod."""
+    return in_tree_registry(jobs=InformerJobs(sources.store(JOBS.plural)),  # type: ignore[arg-type]
+                            namespaces=InformerNamespaces(sources.store(NAMESPACES.plural)),
+                            selectors=sources.owner_selectors).merged(out_of_tree)
 
 
 class InformerSelectors:
@@ -74,8 +178,20 @@ class ClusterSources:
         return (self.nodes, self.jobs, self.namespaces, self.services, self.replication_controllers,
                 self.replica_sets, self.stateful_sets, self.pods)
 
+    def store(self, plural: str) -> Informer[Any]:
+        for informer in self.all:
+            if informer.resource.plural == plural:
+                return informer
+        raise KeyError(plural)
+
+    def objects(self) -> dict[str, list[Any]]:
+        """Every store's objects by plural (what `kubesched snapshot` writes)."""
+        return {plural: self.store(plural).list() for plural in KINDS}
+
+    async def list_once(self) -> None:
+        """One list each, as the informers start; the watch that would follow never runs (explain,
+        snapshot, simulate: a read of the cluster at one moment)."""
+        await asyncio.gather(*(i._list_and_sync() for i in self.all))
+
     def registry(self, out_of_tree: Iterable[PluginSpec] = ()) -> Registry:
-        """The plugins read Jobs, namespaces and owner selectors from these informers, never from
-        the API per pod."""
-        return in_tree_registry(jobs=InformerJobs(self.jobs), namespaces=InformerNamespaces(self.namespaces),
-                                selectors=self.owner_selectors).merged(out_of_tree)
+        return registry_of(self, out_of_tree)

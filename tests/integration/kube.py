@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import ssl
 import subprocess
@@ -69,6 +70,21 @@ class Kube:
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
         return proc.stdout + proc.stderr if not check else proc.stdout
+
+    def service_account_kubeconfig(self, namespace: str, name: str, path: Path) -> Path:
+        """A kubeconfig at `path` that authenticates as the service account, by a fresh token."""
+        token = self.create(f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+                            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                             "spec": {"expirationSeconds": 3600}})["status"]["token"]
+        ca = (Path(self.cluster.dir) / "pki" / "ca.crt").read_bytes()
+        path.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "sa",
+            "clusters": [{"name": "c", "cluster": {"server": self.server,
+                                                   "certificate-authority-data": base64.b64encode(ca).decode()}}],
+            "users": [{"name": name, "user": {"token": token}}],
+            "contexts": [{"name": "sa", "context": {"cluster": "c", "user": name}}],
+        }))
+        return path
 
     def namespace(self, name: str) -> str:
         self.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})

@@ -3,14 +3,12 @@ the service account's token), and nothing else (asked of the apiserver's Subject
 
 from __future__ import annotations
 
-import base64
+import json
 import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-
-import yaml
 
 from kubesched.localcluster.procs import free_port
 
@@ -67,18 +65,8 @@ def test_kubesched_runs_with_the_deploy_rbac(plane: Kube, tmp_path: Path,
     plane.kubectl("delete", "clusterrolebinding", "kubesched-as-kube-scheduler", "kubesched-as-volume-scheduler",
                   "--ignore-not-found")
     plane.kubectl("apply", "-f", str(ROOT / "deploy" / "rbac.yaml"))
-    token = plane.create("/api/v1/namespaces/kube-system/serviceaccounts/kubesched/token",
-                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                          "spec": {"expirationSeconds": 3600}})["status"]["token"]
-    ca = (Path(plane.cluster.dir) / "pki" / "ca.crt").read_bytes()
-    kubeconfig = tmp_path / "sa.kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
-        "clusters": [{"name": "c", "cluster": {"server": plane.server,
-                                               "certificate-authority-data": base64.b64encode(ca).decode()}}],
-        "users": [{"name": "kubesched", "user": {"token": token}}],
-        "contexts": [{"name": "sa", "context": {"cluster": "c", "user": "kubesched"}}],
-    }))
+    kubeconfig = plane.service_account_kubeconfig("kube-system", "kubesched", tmp_path / "sa.kubeconfig")
+    token = json.loads(kubeconfig.read_text())["users"][0]["user"]["token"]
     # with leader election on its default lock, so the Lease rules are exercised too
     plane.delete(LEASE)
     port = free_port()  # the secure port, so its reviews and client CA lookup run under the role too

@@ -23,6 +23,7 @@ informer filters them out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kubesched.framework.events import same_for_scheduling
@@ -59,6 +60,18 @@ class _PodState:
 
 class CacheError(ValueError):
     pass
+
+
+def filled(nodes: Iterable[Node], pods: Iterable[Pod]) -> Cache:
+    """The cache the scheduler's informer handlers fill from these lists: every node, every bound
+    pod (explain, simulate: a cluster read once)."""
+    cache = Cache()
+    for node in nodes:
+        cache.add_node(node)
+    for pod in pods:
+        if pod.spec.node_name:
+            cache.add_pod(pod)
+    return cache
 
 
 class Cache:

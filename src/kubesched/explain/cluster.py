@@ -5,7 +5,6 @@ default ports, which refuse every write."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from dataclasses import dataclass
 import msgspec
 
 from kubesched.api import ApiClient, ApiError
-from kubesched.cache.cache import Cache
+from kubesched.cache.cache import Cache, filled
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.handle import Handle
 from kubesched.framework.profile import Profile, build_profile
@@ -38,7 +37,7 @@ async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: st
                        out_of_tree: Iterable[PluginSpec] = ()) -> ClusterView:
     sources = ClusterSources(client)
     # One list each, as the scheduler's informers start; the watch that would follow never runs.
-    await asyncio.gather(*(i._list_and_sync() for i in sources.all))
+    await sources.list_once()
     pod = sources.pods.get(f"{namespace}/{name}")
     if pod is None:
         raise ExplainError(await _why_missing(client, namespace, name))
@@ -51,12 +50,7 @@ async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: st
 def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[Cache, Pod]:
     """The cache the scheduler's informer handlers would fill from these lists, and the pod as if it
     were pending: a bound pod leaves its node (its room is free to it) and loses spec.nodeName."""
-    cache = Cache()
-    for node in nodes:
-        cache.add_node(node)
-    for p in pods:
-        if p.spec.node_name:
-            cache.add_pod(p)
+    cache = filled(nodes, pods)
     cache.remove_pod(pod)
     return cache, msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
 

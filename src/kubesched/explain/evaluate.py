@@ -12,7 +12,6 @@ score before normalisation.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import random
 from collections.abc import Callable
 
@@ -23,31 +22,23 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import FilterPlugin, Rows, Scores
 from kubesched.framework.profile import Profile
-from kubesched.framework.runtime import run_post_filter
+from kubesched.framework.runtime import can_dry_run_post_filter, dry_run_post_filter
 
-# The cycle's own (private) steps: the explanation must run exactly the code a decision runs.
+# The cycle's own steps: the explanation must run exactly the code a decision runs.
 from kubesched.framework.schedule import (
     NodeCursor,
-    _candidate_rows,
-    _find_feasible,
-    _run_pre_filter,
-    _score,
+    candidate_rows,
+    find_feasible,
     num_feasible_nodes_to_find,
+    run_pre_filter,
     schedule_pod,
+    score_nodes,
 )
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
 Normalizer = Callable[[CycleState, PodInfo, Scores], Scores]
-
-
-@dataclasses.dataclass
-class _DryRun:
-    """A PostFilter plugin's dry run in the PostFilter plugin's shape, for run_post_filter."""
-
-    name: str
-    post_filter: Callable[[CycleState, PodInfo, FitError], Status | None]
 
 
 def explain(profile: Profile, snapshot: Snapshot, pod: PodInfo, *,
@@ -60,16 +51,11 @@ def explain(profile: Profile, snapshot: Snapshot, pod: PodInfo, *,
     cycle_state = CycleState()
     decision = schedule_pod(profile, snapshot, PodInfo(original), rng=random.Random(0), cursor=NodeCursor(),
                             percentage_of_nodes_to_score=percentage_of_nodes_to_score, state=cycle_state)
-    dry_run = isinstance(decision, FitError) and bool(profile.post_filter) and all(
-        callable(getattr(pl, "dry_run_post_filter", None)) for pl in profile.post_filter)
+    dry_run = isinstance(decision, FitError) and can_dry_run_post_filter(profile)
     if dry_run:
-        # Every PostFilter plugin can say what it would do without doing it (DefaultPreemption's
-        # dry run): the message is then the whole one kubesched writes.
+        # The message is then the whole one kubesched writes.
         assert isinstance(decision, FitError)
-        run_post_filter(dataclasses.replace(profile, post_filter=tuple(
-            _DryRun(pl.name, functools.partial(pl.dry_run_post_filter, snapshot=snapshot))  # type: ignore[attr-defined]
-            for pl in profile.post_filter)),
-            cycle_state, PodInfo(original), decision)
+        dry_run_post_filter(profile, cycle_state, PodInfo(original), decision, snapshot)
     out = Explanation(pod=pod.key, profile=profile.scheduler_name, nodes=[], selected=[],
                       message=decision.message() if isinstance(decision, FitError) else "",
                       pre_filter=_pre_filter_verdicts(profile, snapshot, PodInfo(original)))
@@ -80,15 +66,15 @@ def explain(profile: Profile, snapshot: Snapshot, pod: PodInfo, *,
         return out
     state = CycleState()
     info = PodInfo(original)
-    result, error = _run_pre_filter(profile, state, info, snapshot)
+    result, error = run_pre_filter(profile, state, info, snapshot)
     if error is not None:
         _rejected_at_pre_filter(out, snapshot, error)
         return out
-    rows = _candidate_rows(snapshot, result)
+    rows = candidate_rows(snapshot, result)
     diagnosis = Diagnosis()
     # The cycle's search over every candidate: its feasible set and each rejected node's status.
-    feasible, _ = _find_feasible(profile, state, info, snapshot, rows, len(rows), 0, diagnosis,
-                                 statuses_on_success=True)
+    feasible, _ = find_feasible(profile, state, info, snapshot, rows, len(rows), 0, diagnosis,
+                                statuses_on_success=True)
     percentage = profile.percentage_of_nodes_to_score
     if percentage is None:
         percentage = percentage_of_nodes_to_score
@@ -244,7 +230,7 @@ def _scores(out: Explanation, profile: Profile, state: CycleState, pod: PodInfo,
 
     methods = dataclasses.replace(profile.methods,
                                   normalize_scores={pl.name: recording(pl.name) for pl, _ in profile.score})
-    totals, per_plugin = _score(dataclasses.replace(profile, methods=methods), state, pod, snapshot, feasible)
+    totals, per_plugin = score_nodes(dataclasses.replace(profile, methods=methods), state, pod, snapshot, feasible)
     out.skipped_score_plugins = tuple(pl.name for pl, _ in profile.score if pl.name in state.skip_score_plugins)
     weights = [(pl.name, w) for pl, w in profile.score if pl.name in per_plugin]
     columns = [(name, raw[name].tolist(), per_plugin[name].tolist(), w) for name, w in weights]

@@ -9,12 +9,16 @@ unsampled cycles take the untimed branch."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
+from collections.abc import Callable
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import FitError
 from kubesched.framework.plugin_metrics import timed, timed_async
 from kubesched.framework.profile import Profile
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.framework.waiting import WaitingPod, WaitingPods
@@ -54,6 +58,31 @@ def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error
     if reasons:
         fit_error.diagnosis.post_filter_msg = " ".join(reasons)
     return Status(Code.UNSCHEDULABLE, *reasons) if profile.post_filter else None
+
+
+def can_dry_run_post_filter(profile: Profile) -> bool:
+    """Whether every PostFilter plugin can say what it would do without doing it (a
+    `dry_run_post_filter(state, pod, fit_error, snapshot=...)` method, as DefaultPreemption has)."""
+    return bool(profile.post_filter) and all(callable(getattr(pl, "dry_run_post_filter", None))
+                                             for pl in profile.post_filter)
+
+
+def dry_run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error: FitError,
+                        snapshot: Snapshot) -> Status | None:
+    """run_post_filter with each plugin's dry run on `snapshot`: the FitError's message becomes the
+    whole one kubesched writes, and nothing is written (explain, simulate, shadow). The caller
+    checks can_dry_run_post_filter first."""
+    dry = tuple(_DryRun(pl.name, functools.partial(pl.dry_run_post_filter, snapshot=snapshot))  # type: ignore[attr-defined]
+                for pl in profile.post_filter)
+    return run_post_filter(dataclasses.replace(profile, post_filter=dry), state, pod, fit_error)
+
+
+@dataclasses.dataclass
+class _DryRun:
+    """A PostFilter plugin's dry run in the PostFilter plugin's shape, for run_post_filter."""
+
+    name: str
+    post_filter: Callable[[CycleState, PodInfo, FitError], Status | None]
 
 
 def run_reserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:

@@ -77,8 +77,10 @@ class ScheduleResult:
         return {pl: dict(zip(self._names, s.tolist(), strict=True)) for pl, s in self._plugin_scores.items()}
 
 
-def _run_pre_filter(profile: Profile, state: CycleState, pod: PodInfo,
+def run_pre_filter(profile: Profile, state: CycleState, pod: PodInfo,
                     snapshot: Snapshot) -> tuple[PreFilterResult | None, FitError | None]:
+    """The cycle's PreFilter: the merged PreFilterResult (None: every node), or the FitError of a
+    pod rejected before any Filter runs. Raises SchedulingError when a plugin errs."""
     result: PreFilterResult | None = None
     with_nodes: list[str] = []
     rejected: Status | None = None
@@ -121,7 +123,14 @@ def _pre_filter_error(pod: PodInfo, snapshot: Snapshot, status: Status, plugins:
     return FitError(pod, snapshot.n, diagnosis)
 
 
-def _candidate_rows(snapshot: Snapshot, result: PreFilterResult | None) -> Rows:
+def _absent_nodes_status(state: CycleState) -> Status:
+    """The status of the nodes a PreFilterResult left out."""
+    plugins = " ".join(state.get("__prefilter_plugins__") or [])
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{plugins}]")
+
+
+def candidate_rows(snapshot: Snapshot, result: PreFilterResult | None) -> Rows:
+    """Rows of the nodes the PreFilterResult lets through, in snapshot order."""
     if result is None or result.node_names is None:
         return snapshot.all_rows
     found = sorted(i for i in (snapshot.index.get(n) for n in result.node_names) if i is not None)
@@ -136,9 +145,9 @@ def _rotated(positions: npt.NDArray[np.intp], start: int) -> npt.NDArray[np.intp
     return np.concatenate((positions[cut:], positions[:cut]))
 
 
-def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows,
-                   want: int, start: int, diagnosis: Diagnosis,
-                   statuses_on_success: bool = False) -> tuple[Rows, int]:
+def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows,
+                  want: int, start: int, diagnosis: Diagnosis,
+                  statuses_on_success: bool = False) -> tuple[Rows, int]:
     """Rows of the first `want` feasible nodes from `start` (positions in rows), and how many
     nodes were examined. Rejected examined nodes get their status in the diagnosis when none is
     feasible (only a FitError and preemption read them) or when `statuses_on_success` asks:
@@ -299,8 +308,10 @@ def _record_statuses(methods: PluginMethods, filters: list[FilterPlugin],
             statuses[names[r]] = tagged
 
 
-def _score(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot,
-           rows: Rows) -> tuple[Scores, dict[str, Scores]]:
+def score_nodes(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot,
+                rows: Rows) -> tuple[Scores, dict[str, Scores]]:
+    """PreScore, then each Score plugin over `rows`, normalised: (weighted totals, normalised
+    score by plugin). Raises SchedulingError when a plugin errs or a score is out of range."""
     rec = state.plugin_recorder
     for pl in profile.pre_score:
         s = pl.pre_score(state, pod, snapshot, rows) if rec is None else timed(
@@ -339,6 +350,21 @@ def _score(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot
     return total, per_plugin
 
 
+def _candidates(profile: Profile, state: CycleState, pod: PodInfo,
+                snapshot: Snapshot) -> tuple[Rows, Diagnosis] | FitError:
+    """PreFilter, then the rows the search may visit and the diagnosis it fills; or the FitError
+    when there is no node or PreFilter rejects the pod."""
+    if snapshot.n == 0:
+        return FitError(pod, 0, Diagnosis())
+    result, error = run_pre_filter(profile, state, pod, snapshot)
+    if error is not None:
+        return error
+    diagnosis = Diagnosis()
+    if result is not None:
+        diagnosis.absent_nodes_status = _absent_nodes_status(state)
+    return candidate_rows(snapshot, result), diagnosis
+
+
 def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: random.Random,
                  cursor: NodeCursor, percentage_of_nodes_to_score: int = 0,
                  state: CycleState | None = None) -> ScheduleResult | FitError:
@@ -348,23 +374,16 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     """
     if state is None:
         state = CycleState()
-    if snapshot.n == 0:
-        return FitError(pod, 0, Diagnosis())
-    result, error = _run_pre_filter(profile, state, pod, snapshot)
-    if error is not None:
-        return error
-    diagnosis = Diagnosis()
-    rows = _candidate_rows(snapshot, result)
-    if result is not None:
-        plugins = " ".join(state.get("__prefilter_plugins__") or [])
-        diagnosis.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                                               f"node(s) didn't satisfy plugin(s) [{plugins}]")
+    found = _candidates(profile, state, pod, snapshot)
+    if isinstance(found, FitError):
+        return found
+    rows, diagnosis = found
     percentage = profile.percentage_of_nodes_to_score
     if percentage is None:
         percentage = percentage_of_nodes_to_score
     want = num_feasible_nodes_to_find(percentage, len(rows)) if profile.score else 1
     start = cursor.next_start_node_index % len(rows) if len(rows) else 0
-    feasible, processed = _find_feasible(profile, state, pod, snapshot, rows, want, start, diagnosis)
+    feasible, processed = find_feasible(profile, state, pod, snapshot, rows, want, start, diagnosis)
     cursor.next_start_node_index = (cursor.next_start_node_index + processed) % snapshot.n
     # Every examined node is feasible or rejected: kube-scheduler's len(feasible) + len(NodeToStatus).
     evaluated = processed
@@ -373,9 +392,44 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     names = snapshot.names
     if len(feasible) == 1:
         return ScheduleResult(names[int(feasible[0])], evaluated, 1)
-    totals, per_plugin = _score(profile, state, pod, snapshot, feasible)
+    totals, per_plugin = score_nodes(profile, state, pod, snapshot, feasible)
     best = totals.max()
     ties = np.flatnonzero(totals == best)
     pick = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
     return ScheduleResult(names[int(feasible[pick])], evaluated, len(feasible),
                           names, feasible, totals, per_plugin)
+
+
+@dataclass
+class EveryNode:
+    """Every feasible node's total, from a search over every candidate (no sampling, no start
+    offset): what `shadow` compares another scheduler's choice with."""
+
+    totals: dict[str, int]
+
+    @property
+    def best(self) -> list[str]:
+        """The nodes sharing the best total, in snapshot order."""
+        if not self.totals:
+            return []
+        top = max(self.totals.values())
+        return [name for name, total in self.totals.items() if total == top]
+
+
+def score_every_node(profile: Profile, snapshot: Snapshot, pod: PodInfo) -> EveryNode | FitError:
+    """The cycle's steps (PreFilter, Filter, PreScore, Score) over every node rather than the
+    adaptive sample, or the FitError when no node fits. A single feasible node is scored too,
+    so its total is known. Raises SchedulingError when a plugin errs."""
+    state = CycleState()
+    found = _candidates(profile, state, pod, snapshot)
+    if isinstance(found, FitError):
+        return found
+    rows, diagnosis = found
+    feasible, _ = find_feasible(profile, state, pod, snapshot, rows, len(rows), 0, diagnosis)
+    if len(feasible) == 0:
+        return FitError(pod, snapshot.n, diagnosis)
+    names = snapshot.names
+    if not profile.score:
+        return EveryNode({names[r]: 0 for r in feasible.tolist()})
+    totals, _ = score_nodes(profile, state, pod, snapshot, feasible)
+    return EveryNode({names[r]: t for r, t in zip(feasible.tolist(), totals.tolist(), strict=True)})

@@ -1,0 +1,276 @@
+"""Workloads to the pods their controllers would make, as the apiserver would store them.
+
+Names, labels and ownerReferences follow the controllers (v1.37), so what reads them decides as it
+would on the cluster: PodTopologySpread's default constraints (the ReplicaSet / StatefulSet
+selector), the CronJob pool (Pod -> Job -> CronJob), InterPodAffinity (labels).
+
+- Deployment: a ReplicaSet `<deployment>-<pod-template-hash>`, pods `<replicaset>-<5 chars>`
+  labelled `pod-template-hash`. The hash has the controller's shape (FNV-32a, safe-encoded) but not
+  its exact value, which hashes Go's printing of the template.
+- ReplicaSet, ReplicationController: pods `<name>-<5 chars>`.
+- StatefulSet: pods `<name>-<ordinal>` from spec.ordinals.start, with the
+  `statefulset.kubernetes.io/pod-name`, `apps.kubernetes.io/pod-index` and
+  `controller-revision-hash` labels.
+- Job: `parallelism` pods (default 1, at most `completions`), `<job>-<5 chars>`, or
+  `<job>-<index>-<5 chars>` when Indexed; the Job controller's labels.
+- CronJob: the Job it would start at the current minute, `<cronjob>-<unix minutes>`, and its pods.
+- Pod: as given. Service, Namespace: added to the stores the plugins read (spread defaults,
+  namespaceSelector).
+
+The apiserver's defaulting that placement depends on is applied: the namespace, and a container's
+requests taken from its limits where it has none. Admission is not run: a priorityClassName is not
+resolved to a priority (set spec.priority), nor a RuntimeClass to its overhead, nor a LimitRange.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from kubesched.model.decode import drop_nulls
+from kubesched.model.objects import Job, Namespace, Pod, ReplicaSet, ReplicationController, Service, StatefulSet
+
+# k8s.io/apimachinery/pkg/util/rand: the alphabet of generated names and of safe-encoded hashes.
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+WORKLOADS = ("Pod", "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob")
+STORED = ("Service", "Namespace")
+
+
+class ExpandError(ValueError):
+    """A manifest simulate cannot turn into pods; the message names it and says what is valid."""
+
+
+@dataclass
+class Expanded:
+    """The pods, in input order, and the objects their owners add to the stores (by API plural)."""
+
+    pods: list[Pod] = field(default_factory=list)
+    objects: dict[str, list[Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, plural: str, obj: Any) -> None:
+        self.objects.setdefault(plural, []).append(obj)
+
+
+def safe_encode(s: str) -> str:
+    """rand.SafeEncodeString: each character mapped into ALPHANUMS (no vowels, no look-alikes)."""
+    return "".join(ALPHANUMS[ord(c) % len(ALPHANUMS)] for c in s)
+
+
+def template_hash(template: Mapping[str, Any]) -> str:
+    """A pod-template-hash of the controller's shape: the decimal FNV-32a of the template, encoded."""
+    h = 0x811C9DC5
+    for b in msgspec.json.encode(template, order="sorted"):
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return safe_encode(str(h))
+
+
+class Expander:
+    """Turns manifests into pods; `rng` makes the generated name suffixes, `now` (seconds since the
+    epoch) the CronJob's scheduled time, both passed in so that tests and reruns are reproducible."""
+
+    def __init__(self, namespace: str = "default", *, rng: random.Random | None = None,
+                 now: Callable[[], float] | None = None) -> None:
+        self.namespace = namespace
+        self.rng = rng or random.Random(0)
+        self.now = now or (lambda: 0.0)
+        self._uids = 0
+
+    def expand(self, manifests: Iterable[Mapping[str, Any]]) -> Expanded:
+        out = Expanded()
+        for i, m in enumerate(manifests):
+            self._one(m, f"document {i + 1}", out)
+        return out
+
+    # --- per kind -----------------------------------------------------------------------------------
+
+    def _one(self, m: Mapping[str, Any], where: str, out: Expanded) -> None:
+        if not isinstance(m, Mapping):
+            raise ExpandError(f"{where}: expected a Kubernetes object (a map), got {type(m).__name__}")
+        kind = m.get("kind")
+        if kind == "List":
+            for j, item in enumerate(m.get("items") or []):
+                self._one(item, f"{where} item {j + 1}", out)
+            return
+        meta = m.get("metadata") or {}
+        name = meta.get("name") or ""
+        ns = meta.get("namespace") or self.namespace
+        where = f"{where} ({kind or '?'} {ns}/{name or '?'})"
+        if kind not in WORKLOADS + STORED:
+            raise ExpandError(f"{where}: kind {kind!r} is not one simulate reads; it reads "
+                              f"{', '.join(WORKLOADS + STORED)} (and List)")
+        if not name and kind != "Pod":
+            raise ExpandError(f"{where}: metadata.name is required")
+        spec = m.get("spec") or {}
+        if kind == "Pod":
+            out.pods.append(self._pod(dict(m), ns, where, name))
+        elif kind == "Service":
+            out.add("services", _convert({**m, "metadata": {**meta, "namespace": ns}}, Service, where))
+        elif kind == "Namespace":
+            out.add("namespaces", _convert(m, Namespace, where))
+        elif kind == "Deployment":
+            template = _template(spec, where)
+            rs_name = f"{name}-{template_hash(template)}"
+            rs_uid = self._uid()
+            out.add("replicasets", _convert({"metadata": {"name": rs_name, "namespace": ns, "uid": rs_uid},
+                                             "spec": {"selector": spec.get("selector")}}, ReplicaSet, where))
+            labels = {"pod-template-hash": rs_name.removeprefix(f"{name}-")}
+            owner = _owner("apps/v1", "ReplicaSet", rs_name, rs_uid)
+            for _ in range(_replicas(spec, where)):
+                out.pods.append(self._from_template(template, ns, f"{rs_name}-{self._suffix()}", labels, owner,
+                                                    where))
+        elif kind in ("ReplicaSet", "ReplicationController"):
+            template = _template(spec, where)
+            uid = self._uid()
+            if kind == "ReplicaSet":
+                out.add("replicasets", _convert({"metadata": {"name": name, "namespace": ns, "uid": uid},
+                                                 "spec": {"selector": spec.get("selector")}}, ReplicaSet, where))
+                owner = _owner("apps/v1", "ReplicaSet", name, uid)
+            else:
+                selector = spec.get("selector") or (template.get("metadata") or {}).get("labels") or {}
+                out.add("replicationcontrollers", _rc(name, ns, uid, selector, where))
+                owner = _owner("v1", "ReplicationController", name, uid)
+            for _ in range(_replicas(spec, where)):
+                out.pods.append(self._from_template(template, ns, f"{name}-{self._suffix()}", {}, owner, where))
+        elif kind == "StatefulSet":
+            template = _template(spec, where)
+            uid = self._uid()
+            out.add("statefulsets", _convert({"metadata": {"name": name, "namespace": ns, "uid": uid},
+                                              "spec": {"selector": spec.get("selector")}}, StatefulSet, where))
+            owner = _owner("apps/v1", "StatefulSet", name, uid)
+            revision = f"{name}-{template_hash(template)}"
+            start = int((spec.get("ordinals") or {}).get("start") or 0)
+            for ordinal in range(start, start + _replicas(spec, where)):
+                pod_name = f"{name}-{ordinal}"
+                labels = {"controller-revision-hash": revision, "statefulset.kubernetes.io/pod-name": pod_name,
+                          "apps.kubernetes.io/pod-index": str(ordinal)}
+                out.pods.append(self._from_template(template, ns, pod_name, labels, owner, where))
+        elif kind == "Job":
+            self._job(name, ns, dict(meta), spec, None, where, out)
+        else:  # CronJob
+            job_template = spec.get("jobTemplate") or {}
+            if not isinstance(job_template, Mapping) or not job_template.get("spec"):
+                raise ExpandError(f"{where}: spec.jobTemplate.spec is required")
+            scheduled = int(self.now()) // 60
+            job_meta = dict(job_template.get("metadata") or {})
+            owner = _owner("batch/v1", "CronJob", name, self._uid())
+            self._job(f"{name}-{scheduled}", ns, job_meta, job_template["spec"], owner, where, out)
+
+    def _job(self, name: str, ns: str, meta: dict[str, Any], spec: Mapping[str, Any],
+             owner: dict[str, Any] | None, where: str, out: Expanded) -> None:
+        template = _template(spec, where)
+        uid = self._uid()
+        job_meta: dict[str, Any] = {"name": name, "namespace": ns, "uid": uid, "labels": meta.get("labels") or {},
+                                    "annotations": meta.get("annotations") or {}}
+        if owner is not None:
+            job_meta["ownerReferences"] = [owner]
+        out.add("jobs", _convert({"metadata": job_meta}, Job, where))
+        parallelism = _count(spec, "parallelism", 1, where)
+        completions = spec.get("completions")
+        count = parallelism if completions is None else min(parallelism, _count(spec, "completions", 1, where))
+        if spec.get("suspend"):
+            count = 0
+            out.notes.append(f"{where}: suspended, so it makes no pods")
+        indexed = spec.get("completionMode") == "Indexed"
+        labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                  "controller-uid": uid, "job-name": name}
+        job_owner = _owner("batch/v1", "Job", name, uid)
+        for index in range(count):
+            extra = dict(labels)
+            prefix = name
+            if indexed:
+                extra["batch.kubernetes.io/job-completion-index"] = str(index)
+                prefix = f"{name}-{index}"
+            out.pods.append(self._from_template(template, ns, f"{prefix}-{self._suffix()}", extra, job_owner, where))
+
+    # --- pods ---------------------------------------------------------------------------------------
+
+    def _from_template(self, template: Mapping[str, Any], ns: str, name: str, labels: Mapping[str, str],
+                       owner: dict[str, Any], where: str) -> Pod:
+        meta = dict(template.get("metadata") or {})
+        meta["labels"] = {**(meta.get("labels") or {}), **labels}
+        meta["ownerReferences"] = [owner]
+        body = {"metadata": meta, "spec": copy.deepcopy(template.get("spec") or {})}
+        return self._pod(body, ns, f"{where} pod {name}", name)
+
+    def _pod(self, body: dict[str, Any], ns: str, where: str, name: str) -> Pod:
+        if not name:
+            generate = (body.get("metadata") or {}).get("generateName")
+            if not generate:
+                raise ExpandError(f"{where}: metadata.name or metadata.generateName is required")
+            name = f"{generate}{self._suffix()}"
+        meta = {**(body.get("metadata") or {}), "name": name, "namespace": ns, "uid": self._uid()}
+        spec = copy.deepcopy(body.get("spec") or {})
+        for key in ("containers", "initContainers"):
+            containers = spec.get(key)
+            for c in containers if isinstance(containers, list) else ():
+                if isinstance(c, dict):
+                    _requests_from_limits(c)
+        if not spec.get("containers"):
+            raise ExpandError(f"{where}: spec.containers must list at least one container")
+        pod: Pod = _convert({"metadata": meta, "spec": spec, "status": {"phase": "Pending"}}, Pod, where)
+        return pod
+
+    def _uid(self) -> str:
+        self._uids += 1
+        digest = hashlib.sha256(f"{self.rng.random()}-{self._uids}".encode()).hexdigest()
+        return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+    def _suffix(self) -> str:
+        return "".join(self.rng.choice(ALPHANUMS) for _ in range(5))
+
+
+def _requests_from_limits(container: dict[str, Any]) -> None:
+    """The apiserver's defaulting: a resource with a limit and no request requests its limit."""
+    resources = container.get("resources") or {}
+    limits = resources.get("limits") if isinstance(resources, dict) else None
+    requests = resources.get("requests") if isinstance(resources, dict) else None
+    if not isinstance(limits, dict) or not limits or not isinstance(requests or {}, dict):
+        return
+    requests = dict(requests or {})
+    for name, value in limits.items():
+        requests.setdefault(name, value)
+    container["resources"] = {**resources, "requests": requests}
+
+
+def _template(spec: Mapping[str, Any], where: str) -> dict[str, Any]:
+    template = spec.get("template")
+    if not isinstance(template, Mapping) or not template.get("spec"):
+        raise ExpandError(f"{where}: spec.template.spec is required")
+    return dict(template)
+
+
+def _count(spec: Mapping[str, Any], key: str, default: int, where: str) -> int:
+    value = spec.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ExpandError(f"{where}: spec.{key} must be a whole number >= 0, not {value!r}")
+    return value
+
+
+def _replicas(spec: Mapping[str, Any], where: str) -> int:
+    return _count(spec, "replicas", 1, where)
+
+
+def _owner(api_version: str, kind: str, name: str, uid: str) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, "controller": True,
+            "blockOwnerDeletion": True}
+
+
+def _rc(name: str, ns: str, uid: str, selector: Mapping[str, str], where: str) -> Any:
+    return _convert({"metadata": {"name": name, "namespace": ns, "uid": uid}, "spec": {"selector": selector}},
+                    ReplicationController, where)
+
+
+def _convert(obj: Any, type_: type[Any], where: str) -> Any:
+    try:
+        return msgspec.convert(drop_nulls(obj), type_)
+    except msgspec.ValidationError as e:
+        raise ExpandError(f"{where}: {e}") from None
