@@ -126,6 +126,8 @@ def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int
     write_json(json_path, results, options)
     click.echo(f"JSON: {json_path}")
     for opts in plans:
+        if not any(r.curve for r in results if r.workload == opts.workload):
+            continue
         if not plot.available():
             click.echo(f"PNG skipped: {plot.MISSING}")
             break

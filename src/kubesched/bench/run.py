@@ -104,6 +104,8 @@ def run_one(contender: str, rnd: int, opts: Options, progress: Progress, plan: P
         ctx = RunContext(cluster, f"bench-{contender}", workdir, profile_to)
         asyncio.run(_measure(contender, ctx, opts, result, progress, plan))
     except Exception as e:
+        while isinstance(e, ExceptionGroup) and len(e.exceptions) == 1:
+            e = e.exceptions[0]  # a TaskGroup's one failure: say what it was
         result.error = f"{type(e).__name__}: {e}"
     finally:
         plane.down(name, plane_progress)
