@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from kubesched.bench import report, validity, workload, workloads
 from kubesched.bench.pending import _Condition, _Meta, _Pod, _Status, describe
 from kubesched.bench.report import RunResult
 from kubesched.bench.workloads import WorkloadError, build
+from kubesched.localcluster import plane
 
 
 def _spec(pod: dict[str, Any]) -> dict[str, Any]:
@@ -233,3 +235,11 @@ def test_pending_pods_are_described_by_their_commonest_reason() -> None:
     assert text == ("3 pending; 2 with Unschedulable: 0/2 nodes are available: x. (e.g. a); "
                     "1 with no PodScheduled condition (never attempted?) (e.g. c)")
     assert describe([]) == "0 pending"
+
+
+def test_a_plane_written_by_a_newer_kubesched_still_lists(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    d = plane.cluster_dir("other")
+    d.mkdir(parents=True)
+    (d / "state.json").write_text(json.dumps({"name": "other", "dir": str(d), "commands": {"etcd": ["x"]}}))
+    assert [c.name for c in plane.list_clusters()] == ["other"]

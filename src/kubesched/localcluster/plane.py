@@ -78,7 +78,10 @@ def load(name: str) -> Cluster | None:
         data = json.loads((cluster_dir(name) / "state.json").read_text())
     except (OSError, ValueError):
         return None
-    return Cluster(**data)
+    # Planes share one state directory across checkouts: a field written by a newer kubesched is
+    # not known here, and must not break listing (nor `bench`'s clean-up of stale planes).
+    known = Cluster.__dataclass_fields__
+    return Cluster(**{k: v for k, v in data.items() if k in known})
 
 
 def list_clusters() -> list[Cluster]:
