@@ -54,8 +54,10 @@ class Options:
     def run_timeout(self) -> float:
         if self.timeout is not None:
             return self.timeout
-        # Generous: a tenth of the slowest rate seen here, plus start-up.
-        per_pod = 1 / 20 if self.mode == "batch" else 1 / self.rate + 1 / 20
+        # Generous: a tenth of the slowest rate seen here, plus start-up. Preemption is slower
+        # (kube-scheduler ~10 pods/s at 10-20 nodes: each preemptor waits for its victims to go).
+        slowest = 5 if self.workload == "preemption" else 20
+        per_pod = 1 / slowest if self.mode == "batch" else 1 / self.rate + 1 / slowest
         return 120 + self.pods * per_pod
 
 
