@@ -8,15 +8,17 @@ from pathlib import Path
 
 import click
 
-from .bench import plot
+from .bench import plot, workloads
 from .bench.contenders import NAMES, STARTERS
-from .bench.report import table, write_json
+from .bench.report import RunResult, table, write_json
 from .bench.run import Options, run_all
 
 QUICK = {"nodes": 50, "pods": 500, "rounds": 1}
 
 
-def _contenders(_: click.Context, __: click.Parameter, value: str) -> list[str]:
+def _contenders(_: click.Context, __: click.Parameter, value: str | None) -> list[str] | None:
+    if value is None:
+        return None
     names = [v.strip() for v in value.split(",") if v.strip()]
     bad = [n for n in names if n not in STARTERS]
     if bad or not names:
@@ -24,30 +26,46 @@ def _contenders(_: click.Context, __: click.Parameter, value: str) -> list[str]:
     return names
 
 
+def _workloads(_: click.Context, __: click.Parameter, value: str) -> list[str]:
+    try:
+        return workloads.parse_kinds(value)
+    except workloads.WorkloadError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 @click.command()
-@click.option("--nodes", type=click.IntRange(1), default=1000, show_default=True,
-              help="kwok nodes (4 CPU, 32Gi, 110 pods).")
-@click.option("--pods", type=click.IntRange(1), default=10000, show_default=True, help="Pause pods (10m CPU, 16Mi).")
+@click.option("--workload", "kinds", default="basic", show_default=True, callback=_workloads,
+              help="Comma-separated, run one after another: " + "; ".join(
+                  f"{k.name} ({k.summary}; {k.default_size[0]} nodes, {k.default_size[1]} pods)"
+                  for k in workloads.KINDS.values()) + ".")
+@click.option("--nodes", type=click.IntRange(1), default=None,
+              help="kwok nodes (4 CPU, 32Gi, 110 pods) [default: the workload's, 1000].")
+@click.option("--pods", type=click.IntRange(1), default=None,
+              help="Measured pods (basic: pause pods of 10m CPU, 16Mi) [default: the workload's].")
+@click.option("--group-size", type=click.IntRange(1), default=None,
+              help="spread, anti-affinity: pods a group [default: min(1000, nodes)].")
 @click.option("--rounds", type=click.IntRange(1), default=2, show_default=True,
               help="Rounds; each runs every contender once, interleaved.")
-@click.option("--contenders", default=",".join(NAMES), show_default=True, callback=_contenders,
+@click.option("--contenders", default=None, callback=_contenders,
               help="Which to run, in this order each round; also kubesched-asyncio (kubesched on "
-                   "asyncio's own event loop instead of uvloop).")
+                   f"asyncio's own event loop instead of uvloop)  [default: {','.join(NAMES)}; without limit "
+                   "for preemption and pv].")
 @click.option("--mode", type=click.Choice(["batch", "steady"]), default="batch", show_default=True,
               help="batch: all pods exist before the contender starts. steady: pods arrive at --rate "
                    "once it is ready, and creation-to-bound latency is measured.")
 @click.option("--rate", type=click.FloatRange(min=0.1), default=100.0, show_default=True,
               help="Pods created a second in steady mode.")
 @click.option("--quick", is_flag=True, help=f"A small correctness run: {QUICK['nodes']} nodes, {QUICK['pods']} "
-              "pods, one round (overrides --nodes, --pods, --rounds).")
+              "pods (preemption 50, pv 200), one round (overrides --nodes, --pods, --rounds).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory for the JSON, the PNG, logs and profiles (default: bench-results/<time>).")
 @click.option("--profile", is_flag=True, help="Profile kubesched (py-spy if on PATH, else cProfile); the profile "
               "is written next to the JSON.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=None,
               help="Seconds a run may take after its contender starts (default: from the pod count).")
-def bench(nodes: int, pods: int, rounds: int, contenders: list[str], mode: str, rate: float, quick: bool,
-          out: Path | None, profile: bool, timeout: float | None) -> None:
+def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int | None, rounds: int,
+          contenders: list[str] | None, mode: str, rate: float, quick: bool, out: Path | None, profile: bool,
+          timeout: float | None) -> None:
     """Measure kubesched against kube-scheduler and the apiserver's own bind rate, on this machine.
 
     For each round and each contender in turn: a fresh local control plane with NODES kwok nodes,
@@ -64,41 +82,80 @@ def bench(nodes: int, pods: int, rounds: int, contenders: list[str], mode: str, 
     per contender and the ratios kubesched/kube-scheduler and kubesched/limit.
 
     \b
+    Workloads (scheduler_perf's shapes) check their placements and fail a run that breaks them:
+    spread: zone skew <= 1 per group; anti-affinity: never two pods of a group on one node;
+    preemption: every preemptor bound, on a node that lost low-priority pods (victims counted);
+    pv: each pod on its PV's node. They fail a run that binds nothing for 30 s (60 s before the
+    first bind), naming why the pending pods wait.
+
+    \b
     Examples:
       kubesched bench                          # 1000 nodes, 10000 pods, 2 rounds
       kubesched bench --quick                  # 50 nodes, 500 pods, 1 round: correctness only
       kubesched bench --mode steady --rate 100 --pods 3000
       kubesched bench --contenders kubesched --rounds 1 --profile
+      kubesched bench --workload spread,anti-affinity,preemption --rounds 2
+      kubesched bench --workload pv --quick --contenders kube-scheduler
     """
     if quick:
-        nodes, pods, rounds = QUICK["nodes"], QUICK["pods"], QUICK["rounds"]
+        nodes, pods, rounds = None, None, QUICK["rounds"]
     out = out or Path("bench-results") / time.strftime("%Y%m%d-%H%M%S")
-    out.mkdir(parents=True, exist_ok=True)
-    opts = Options(nodes=nodes, pods=pods, rounds=rounds, contenders=contenders, mode=mode, rate=rate,
-                   out=out, profile=profile, timeout=timeout)
     began = time.monotonic()
 
     def progress(msg: str) -> None:
         click.echo(f"[bench {time.monotonic() - began:6.1f}s] {msg}", err=True)
 
-    results = run_all(opts, progress)
+    plans: list[Options] = []
+    try:
+        for kind in kinds:
+            n, p = workloads.sizes(kind, nodes, pods, quick)
+            opts = Options(nodes=n, pods=p, rounds=rounds, contenders=workloads.contenders_for(kind, contenders, NAMES),
+                           mode=mode, rate=rate, out=out, profile=profile, timeout=timeout, workload=kind,
+                           group_size=group_size)
+            opts.plan()  # sizes checked before any plane starts
+            plans.append(opts)
+    except workloads.WorkloadError as e:
+        raise click.UsageError(str(e)) from None
+    out.mkdir(parents=True, exist_ok=True)
+    results: list[RunResult] = []
+    for opts in plans:
+        results += run_all(opts, progress)
     click.echo(table(results))
-    options = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(opts).items()}
-    options["command"] = (f"kubesched bench --nodes {nodes} --pods {pods} --rounds {rounds} "
-                          f"--contenders {','.join(contenders)} --mode {mode}"
-                          + (f" --rate {rate:g}" if mode == "steady" else ""))
+    options = _options(plans, kinds)
     json_path = out / "bench.json"
     write_json(json_path, results, options)
     click.echo(f"JSON: {json_path}")
-    if plot.available():
-        png = out / "bound-over-time.png"
-        plot.bound_over_time(results, png, f"pods bound over time: {nodes} nodes, {pods} pods, {mode} "
-                             f"({', '.join(contenders)})", steady=mode == "steady")
+    for opts in plans:
+        if not any(r.curve for r in results if r.workload == opts.workload):
+            continue
+        if not plot.available():
+            click.echo(f"PNG skipped: {plot.MISSING}")
+            break
+        png = out / ("bound-over-time.png" if opts.workload == "basic" else f"bound-over-time-{opts.workload}.png")
+        what = "" if opts.workload == "basic" else f"{opts.workload}, "
+        plot.bound_over_time([r for r in results if r.workload == opts.workload], png,
+                             f"pods bound over time: {what}{opts.nodes} nodes, {opts.pods} pods, {mode} "
+                             f"({', '.join(opts.contenders)})", steady=mode == "steady")
         click.echo(f"PNG: {png}")
-    else:
-        click.echo(f"PNG skipped: {plot.MISSING}")
     for r in results:
         if r.profile:
             click.echo(f"profile ({r.contender} round {r.round}): {r.profile}")
     if not all(r.correct for r in results):
         raise click.ClickException("some runs failed their checks (see the table)")
+
+
+def _options(plans: list[Options], kinds: list[str]) -> dict[str, object]:
+    """The JSON's options: the first workload's (a basic-only run's are as before), each workload's
+    command line, and every workload's sizes when there are several."""
+    def command(o: Options) -> str:
+        return ((f"kubesched bench --workload {o.workload} " if o.workload != "basic" else "kubesched bench ")
+                + f"--nodes {o.nodes} --pods {o.pods} --rounds {o.rounds} --contenders {','.join(o.contenders)} "
+                f"--mode {o.mode}" + (f" --rate {o.rate:g}" if o.mode == "steady" else "")
+                + (f" --group-size {o.group_size}" if o.group_size else ""))
+
+    options: dict[str, object] = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(plans[0]).items()}
+    options["command"] = command(plans[0])
+    if len(plans) > 1:
+        options["workloads"] = [{"workload": o.workload, "nodes": o.nodes, "pods": o.pods, "command": command(o)}
+                                for o in plans]
+    return options

@@ -47,6 +47,7 @@ class _PodStatus(msgspec.Struct):
 class _Meta(msgspec.Struct):
     name: str = ""
     namespace: str = ""
+    deletionTimestamp: str = ""
 
 
 class _Pod(msgspec.Struct):
@@ -81,6 +82,8 @@ class CapacityReport:
     # PodScheduled=True transition times of the bench's pods, as the apiserver stamped them
     # (whole seconds): a cross-check of the watcher's clock that no watch delay can skew.
     scheduled_at: list[float] = field(default_factory=list)
+    # namespace -> pod -> node of every bound pod not finished nor terminating: the placements checked
+    placed: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -115,6 +118,8 @@ async def check(client: ApiClient, namespace: str) -> CapacityReport:
         if not pod.spec.nodeName or pod.status.phase in ("Succeeded", "Failed"):
             continue
         report.bound_pods += 1
+        if not pod.metadata.deletionTimestamp:
+            report.placed.setdefault(pod.metadata.namespace, {})[pod.metadata.name] = pod.spec.nodeName
         if pod.metadata.namespace == namespace:
             when = _scheduled_time(pod)
             if when is not None:

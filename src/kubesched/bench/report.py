@@ -46,10 +46,15 @@ class RunResult:
     samples: list[int] = field(default_factory=list)
     # (seconds, pods bound so far), from the contender's start (batch) or the first pod's creation (steady)
     curve: list[tuple[float, int]] = field(default_factory=list)
+    workload: str = "basic"
+    validity: str = ""  # what the workload's placement check checked (and its worst figure); "" for basic
+    invalid: str = ""  # the violations, when the placements broke the workload's constraints
+    victims: int | None = None  # preemption: low-priority pods preempted
 
     @property
     def correct(self) -> bool:
-        return self.all_bound and not self.overcommitted and not self.error and self.bound_before_watch == 0
+        return (self.all_bound and not self.overcommitted and not self.error and self.bound_before_watch == 0
+                and not self.invalid)
 
 
 @dataclass
@@ -64,6 +69,7 @@ class ContenderSummary:
     cpu_ms_per_pod_mean: float
     peak_rss_mb_mean: float
     latency_p99_ms_mean: float | None
+    workload: str = "basic"
 
 
 def _mean(values: list[float]) -> float:
@@ -72,8 +78,8 @@ def _mean(values: list[float]) -> float:
 
 def summarize(results: list[RunResult]) -> list[ContenderSummary]:
     out: list[ContenderSummary] = []
-    for name in dict.fromkeys(r.contender for r in results):
-        runs = [r for r in results if r.contender == name and r.bound > 0]
+    for wl, name in dict.fromkeys((r.workload, r.contender) for r in results):
+        runs = [r for r in results if r.contender == name and r.workload == wl and r.bound > 0]
         if not runs:
             continue
         rates = [r.pods_per_s for r in runs]
@@ -85,11 +91,20 @@ def summarize(results: list[RunResult]) -> list[ContenderSummary]:
             first_bind_s_mean=_mean([r.first_bind_s for r in runs]),
             cpu_ms_per_pod_mean=_mean([r.cpu_ms_per_pod for r in runs]),
             peak_rss_mb_mean=_mean([r.peak_rss_mb for r in runs]),
-            latency_p99_ms_mean=_mean(lat) if lat else None))
+            latency_p99_ms_mean=_mean(lat) if lat else None, workload=wl))
     return out
 
 
 def ratios(summary: list[ContenderSummary]) -> dict[str, float]:
+    """kubesched against the others, per workload; keys of workloads but basic start `<workload>: `."""
+    out: dict[str, float] = {}
+    for wl in dict.fromkeys(s.workload for s in summary):
+        prefix = "" if wl == "basic" else f"{wl}: "
+        out.update({prefix + k: v for k, v in _ratios([s for s in summary if s.workload == wl]).items()})
+    return out
+
+
+def _ratios(summary: list[ContenderSummary]) -> dict[str, float]:
     by = {s.contender: s for s in summary}
     out: dict[str, float] = {}
     ks = by.get("kubesched")
@@ -112,9 +127,11 @@ def ratios(summary: list[ContenderSummary]) -> dict[str, float]:
 
 def verdict(r: RunResult) -> str:
     if r.correct:
-        return "ok"
+        return f"ok: {r.validity}" if r.validity else "ok"
     if r.error:
         return f"FAIL: {r.error}"
+    if r.invalid:
+        return f"FAIL: invalid placements: {r.invalid}"
     if r.overcommitted:
         return f"FAIL: {len(r.overcommitted)} node(s) overcommitted: {', '.join(sorted(r.overcommitted)[:5])}"
     if r.bound_before_watch:
@@ -128,7 +145,13 @@ def _fmt_lat(v: float | None) -> str:
 
 def table(results: list[RunResult]) -> str:
     steady = any(r.mode == "steady" for r in results)
-    head = (f"{'contender':<15}{'round':>6}{'bound':>13}{'pods/s':>9}{'srv/s':>7}{'avg':>8}"
+    # A workload column only when there is more than the basic one: the basic table stays as it was.
+    wide = any(r.workload != "basic" for r in results)
+
+    def wl(name: str) -> str:
+        return f"{name:<15}" if wide else ""
+
+    head = (wl("workload") + f"{'contender':<15}{'round':>6}{'bound':>13}{'pods/s':>9}{'srv/s':>7}{'avg':>8}"
             f"{'p50':>7}{'p90':>7}{'p99':>7}"
             f"{'1st bind s':>11}{'cpu s':>8}{'ms/pod':>8}{'rss MB':>8}"
             + (f"{'lat p50':>9}{'lat p99':>9}" if steady else "") + "  check")
@@ -136,17 +159,20 @@ def table(results: list[RunResult]) -> str:
     for r in results:
         check = verdict(r)
         lines.append(
-            f"{r.contender:<15}{r.round:>6}{f'{r.bound}/{r.pods}':>13}{r.pods_per_s:>9.1f}{r.server_pods_per_s:>7.0f}{r.avg:>8.1f}"
+            wl(r.workload)
+            + f"{r.contender:<15}{r.round:>6}{f'{r.bound}/{r.pods}':>13}{r.pods_per_s:>9.1f}{r.server_pods_per_s:>7.0f}"
+            f"{r.avg:>8.1f}"
             f"{r.p50:>7.0f}{r.p90:>7.0f}{r.p99:>7.0f}{r.first_bind_s:>11.2f}{r.cpu_s:>8.1f}{r.cpu_ms_per_pod:>8.2f}"
             f"{r.peak_rss_mb:>8.0f}"
             + (f"{_fmt_lat(r.latency_p50_ms):>9}{_fmt_lat(r.latency_p99_ms):>9}" if steady else "")
             + f"  {check}")
     summary = summarize(results)
     if summary:
-        lines += ["", f"{'contender':<15}{'runs':>5}{'mean pods/s':>13}{'min-max':>15}{'spread':>8}{'1st bind s':>11}"
+        lines += ["", wl("workload")
+                  + f"{'contender':<15}{'runs':>5}{'mean pods/s':>13}{'min-max':>15}{'spread':>8}{'1st bind s':>11}"
                   f"{'ms/pod':>8}{'rss MB':>8}" + (f"{'lat p99':>9}" if steady else "")]
         for s in summary:
-            lines.append(f"{s.contender:<15}{s.runs:>5}{s.pods_per_s_mean:>13.1f}"
+            lines.append(wl(s.workload) + f"{s.contender:<15}{s.runs:>5}{s.pods_per_s_mean:>13.1f}"
                          f"{f'{s.pods_per_s_min:.0f}-{s.pods_per_s_max:.0f}':>15}{s.spread_pct:>7.0f}%"
                          f"{s.first_bind_s_mean:>11.2f}{s.cpu_ms_per_pod_mean:>8.2f}{s.peak_rss_mb_mean:>8.0f}"
                          + (f"{_fmt_lat(s.latency_p99_ms_mean):>9}" if steady else ""))

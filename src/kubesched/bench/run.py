@@ -16,17 +16,22 @@ from pathlib import Path
 
 from kubesched.api import ApiClient, load_config
 from kubesched.localcluster import plane
-from kubesched.localcluster.topology import uniform
 
-from . import capacity, stats, workload
+from . import capacity, setup, stats, validity, workload, workloads
 from .contenders import STARTERS, RunContext, Running, warm_bytecode
+from .pending import pending_summary
 from .report import RunResult
 from .watcher import Watcher
+from .workloads import Plan
 
 Progress = Callable[[str], None]
 PLANE_PREFIX = "kubesched-bench-"
 READY_TIMEOUT = 120.0
 TICK = 0.5
+# Workloads other than basic fail a run that makes no progress for this long (first bind, then any
+# bind), naming why a pending pod waits, rather than waiting out the whole timeout.
+STALL_FIRST_S = 60.0
+STALL_S = 30.0
 
 
 @dataclass
@@ -40,12 +45,19 @@ class Options:
     out: Path
     profile: bool = False
     timeout: float | None = None
+    workload: str = "basic"
+    group_size: int | None = None  # grouped workloads: pods a group (default min(1000, nodes))
+
+    def plan(self) -> Plan:
+        return workloads.build(self.workload, self.nodes, self.pods, self.group_size)
 
     def run_timeout(self) -> float:
         if self.timeout is not None:
             return self.timeout
-        # Generous: a tenth of the slowest rate seen here, plus start-up.
-        per_pod = 1 / 20 if self.mode == "batch" else 1 / self.rate + 1 / 20
+        # Generous: a tenth of the slowest rate seen here, plus start-up. Preemption is slower
+        # (kube-scheduler ~10 pods/s at 10-20 nodes: each preemptor waits for its victims to go).
+        slowest = 5 if self.workload == "preemption" else 20
+        per_pod = 1 / slowest if self.mode == "batch" else 1 / self.rate + 1 / slowest
         return 120 + self.pods * per_pod
 
 
@@ -61,34 +73,41 @@ def run_all(opts: Options, progress: Progress) -> list[RunResult]:
     if {"limit", "kubesched", "kubesched-asyncio"} & set(opts.contenders):
         warm_bytecode()
     results: list[RunResult] = []
+    plan = opts.plan()
+    what = "" if plan.workload == "basic" else f"{plan.workload}, "
     for rnd in range(1, opts.rounds + 1):
         for name in opts.contenders:
-            progress(f"round {rnd}/{opts.rounds}: {name} ({opts.nodes} nodes, {opts.pods} pods, {opts.mode})")
-            result = run_one(name, rnd, opts, progress)
+            progress(f"round {rnd}/{opts.rounds}: {name} ({what}{opts.nodes} nodes, {opts.pods} pods, {opts.mode})")
+            result = run_one(name, rnd, opts, progress, plan)
             results.append(result)
             progress(f"round {rnd}/{opts.rounds}: {name}: {result.bound}/{result.pods} bound, "
                      f"{result.pods_per_s:.1f} pods/s, {result.cpu_ms_per_pod:.2f} ms CPU a pod, "
-                     f"peak RSS {result.peak_rss_mb:.0f} MB" + (f"; ERROR: {result.error}" if result.error else ""))
+                     f"peak RSS {result.peak_rss_mb:.0f} MB" + (f"; ERROR: {result.error}" if result.error else "")
+                     + (f"; INVALID: {result.invalid}" if result.invalid else ""))
     return results
 
 
-def run_one(contender: str, rnd: int, opts: Options, progress: Progress) -> RunResult:
+def run_one(contender: str, rnd: int, opts: Options, progress: Progress, plan: Plan | None = None) -> RunResult:
+    plan = plan or opts.plan()
     name = f"{PLANE_PREFIX}{os.getpid()}-{contender}-{rnd}"
-    workdir = opts.out / f"{contender}-{rnd}"
+    workdir = opts.out / (f"{contender}-{rnd}" if plan.workload == "basic" else f"{plan.workload}-{contender}-{rnd}")
     workdir.mkdir(parents=True, exist_ok=True)
-    result = RunResult(contender=contender, round=rnd, mode=opts.mode, nodes=opts.nodes, pods=opts.pods)
+    result = RunResult(contender=contender, round=rnd, mode=opts.mode, nodes=opts.nodes, pods=opts.pods,
+                       workload=plan.workload)
     started = time.monotonic()
 
     def plane_progress(msg: str) -> None:
         if "ready in" in msg or "failed" in msg or "stale" in msg:
             progress(f"  plane: {msg}")
 
-    cluster = plane.up(name, uniform(opts.nodes), default_scheduler=False, progress=plane_progress)
+    cluster = plane.up(name, plan.topology, default_scheduler=False, progress=plane_progress)
     try:
         profile_to = opts.out / f"kubesched-{rnd}-profile" if opts.profile and contender == "kubesched" else None
         ctx = RunContext(cluster, f"bench-{contender}", workdir, profile_to)
-        asyncio.run(_measure(contender, ctx, opts, result, progress))
+        asyncio.run(_measure(contender, ctx, opts, result, progress, plan))
     except Exception as e:
+        while isinstance(e, ExceptionGroup) and len(e.exceptions) == 1:
+            e = e.exceptions[0]  # a TaskGroup's one failure: say what it was
         result.error = f"{type(e).__name__}: {e}"
     finally:
         plane.down(name, plane_progress)
@@ -96,7 +115,8 @@ def run_one(contender: str, rnd: int, opts: Options, progress: Progress) -> RunR
     return result
 
 
-async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunResult, progress: Progress) -> None:
+async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunResult, progress: Progress,
+                   plan: Plan) -> None:
     created: dict[str, float] = {}
 
     def on_created(pod: str, t: float) -> None:
@@ -104,13 +124,14 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
         if opts.mode == "batch" and (len(created) % 2000 == 0 or len(created) == opts.pods):
             progress(f"  {len(created)}/{opts.pods} pods created")
 
-    names = workload.pod_names(opts.pods)
+    names = plan.names
     async with ApiClient(load_config(ctx.cluster.kubeconfig), qps=-1, burst=0, max_connections=40,
                          user_agent="kubesched-bench") as client:
         await workload.create_namespace(client)
+        await setup.create(client, plan, progress)
         watcher = Watcher(client)
         if opts.mode == "batch":
-            await workload.create_all(client, names, ctx.scheduler_name, on_created)
+            await workload.create_all(client, names, ctx.scheduler_name, on_created, manifest=plan.manifest)
             await watcher.start()
             result.bound_before_watch = watcher.bound_before_start
             running = STARTERS[contender](ctx)
@@ -126,8 +147,9 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
                 progress(f"  {contender} ready after {time.monotonic() - running.started:.1f} s; "
                          f"creating {opts.pods} pods at {opts.rate:g}/s")
                 creator = asyncio.create_task(
-                    workload.create_steadily(client, names, ctx.scheduler_name, opts.rate, on_created))
-            await _wait_bound(running, watcher, opts, progress)
+                    workload.create_steadily(client, names, ctx.scheduler_name, opts.rate, on_created,
+                                             manifest=plan.manifest))
+            await _wait_bound(running, watcher, opts, progress, client if plan.workload != "basic" else None)
         finally:
             result.harness_cpu_s = time.process_time() - harness_cpu
             if creator is not None and not creator.done():
@@ -141,6 +163,12 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
         result.overcommitted = report.overcommitted
         result.max_pods_on_a_node = report.max_pods_on_a_node
         result.server_pods_per_s = stats.server_rate(report.scheduled_at)
+        verdict = validity.check(plan, report.placed.get(workload.NAMESPACE, {}),
+                                 report.placed.get(workloads.FILL_NAMESPACE, {}))
+        if verdict is not None:
+            result.validity = verdict.summary
+            result.invalid = "" if verdict.ok else verdict.message()
+            result.victims = verdict.victims
 
 
 async def _wait_ready(running: Running) -> None:
@@ -152,15 +180,25 @@ async def _wait_ready(running: Running) -> None:
         await asyncio.sleep(0.1)
 
 
-async def _wait_bound(running: Running, watcher: Watcher, opts: Options, progress: Progress) -> None:
+async def _wait_bound(running: Running, watcher: Watcher, opts: Options, progress: Progress,
+                      stall_client: ApiClient | None = None) -> None:
+    """Until every pod is bound; with `stall_client`, a run without a bind for STALL_FIRST_S (then
+    STALL_S) fails there, saying what the pending pods wait for."""
     deadline = running.started + opts.run_timeout()
     last_report = running.started
     last_count = 0
+    last_bind, bound = running.started, 0
     while len(watcher.bound_at) < opts.pods:
         await asyncio.sleep(TICK)
         running.meter.sample()
         running.check_alive()
         now = time.monotonic()
+        if len(watcher.bound_at) != bound:
+            last_bind, bound = now, len(watcher.bound_at)
+        elif stall_client is not None and now - last_bind > (STALL_S if bound else STALL_FIRST_S):
+            why = await pending_summary(stall_client, workload.NAMESPACE)
+            raise TimeoutError(f"stalled: {bound}/{opts.pods} pods bound, none for {now - last_bind:.0f} s; "
+                               f"{why} (log {running.log_path})")
         if now - last_report >= 5:
             count = len(watcher.bound_at)
             progress(f"  {running.name}: {count}/{opts.pods} bound "

@@ -50,23 +50,26 @@ async def create_namespace(client: ApiClient) -> None:
         raise ApiError.from_response(resp.status, resp.body, method="POST", path="/api/v1/namespaces")
 
 
-async def _create(client: ApiClient, name: str, scheduler_name: str) -> None:
+Manifest = Callable[[str, str], dict[str, Any]]  # (pod name, scheduler name) -> the pod
+
+
+async def _create(client: ApiClient, name: str, scheduler_name: str, manifest: Manifest = pod_manifest) -> None:
     path = f"/api/v1/namespaces/{NAMESPACE}/pods"
-    resp = await client.request("POST", path, body=pod_manifest(name, scheduler_name))
+    resp = await client.request("POST", path, body=manifest(name, scheduler_name))
     if not resp.ok:
         raise ApiError.from_response(resp.status, resp.body, method="POST", path=path)
 
 
 async def create_all(client: ApiClient, names: list[str], scheduler_name: str,
                      on_created: Callable[[str, float], None],
-                     concurrency: int = CREATE_CONCURRENCY) -> None:
+                     concurrency: int = CREATE_CONCURRENCY, manifest: Manifest = pod_manifest) -> None:
     """As fast as the apiserver takes them, `concurrency` at a time."""
     it = iter(names)
 
     async def worker() -> None:
         for name in it:
             sent = time.monotonic()
-            await _create(client, name, scheduler_name)
+            await _create(client, name, scheduler_name, manifest)
             on_created(name, sent)
 
     async with asyncio.TaskGroup() as tg:
@@ -75,7 +78,7 @@ async def create_all(client: ApiClient, names: list[str], scheduler_name: str,
 
 
 async def create_steadily(client: ApiClient, names: list[str], scheduler_name: str, rate: float,
-                          on_created: Callable[[str, float], None]) -> None:
+                          on_created: Callable[[str, float], None], manifest: Manifest = pod_manifest) -> None:
     """One pod every 1/rate seconds on a fixed schedule (a slow POST does not shift later ones)."""
     start = time.monotonic()
     async with asyncio.TaskGroup() as tg:
@@ -83,11 +86,11 @@ async def create_steadily(client: ApiClient, names: list[str], scheduler_name: s
             delay = start + i / rate - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
-            tg.create_task(_create_timed(client, name, scheduler_name, on_created))
+            tg.create_task(_create_timed(client, name, scheduler_name, on_created, manifest))
 
 
 async def _create_timed(client: ApiClient, name: str, scheduler_name: str,
-                        on_created: Callable[[str, float], None]) -> None:
+                        on_created: Callable[[str, float], None], manifest: Manifest = pod_manifest) -> None:
     sent = time.monotonic()
-    await _create(client, name, scheduler_name)
+    await _create(client, name, scheduler_name, manifest)
     on_created(name, sent)
