@@ -3,7 +3,8 @@ events; the queue moves only the pods that a plugin which rejected them register
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 from kubesched.cache.cache import Cache
 from kubesched.framework import events
@@ -73,3 +74,30 @@ class ClusterEventHandlers:
     def job_deleted(self, job: Job) -> None:
         # Nothing waits on a Job's deletion: its pods are judged when they come up for scheduling.
         return None
+
+    def storage_handlers(self, resource: events.EventResource) -> StorageHandlers:
+        """A storage informer's events to the queue: Add, Update and Delete of `resource`, each
+        moving the pods a plugin that rejected them registered it for."""
+        return StorageHandlers(self.queue.move_all_to_active_or_backoff, resource)
+
+
+class StorageHandlers:
+    """kube-scheduler's buildEvtResHandler: the object itself is not read, only the event reported.
+    The plugins read the objects from the informers' stores, already updated when this is called."""
+
+    __slots__ = ("_add", "_delete", "_move", "_update")
+
+    def __init__(self, move: Callable[[events.ClusterEvent], int], resource: events.EventResource) -> None:
+        self._move = move
+        self._add = events.ClusterEvent(resource, events.ActionType.ADD)
+        self._update = events.ClusterEvent(resource, events.ActionType.UPDATE)
+        self._delete = events.ClusterEvent(resource, events.ActionType.DELETE)
+
+    def on_add(self, obj: Any) -> None:
+        self._move(self._add)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self._move(self._update)
+
+    def on_delete(self, obj: Any) -> None:
+        self._move(self._delete)

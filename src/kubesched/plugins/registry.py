@@ -34,16 +34,19 @@ from kubesched.plugins import (
 from kubesched.plugins.inter_pod_affinity import NamespaceLister
 from kubesched.plugins.pod_topology_spread import SelectorLister
 from kubesched.plugins.pool_ownership import JobLookup
+from kubesched.plugins.storage_lister import StorageLister
 
 
 def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister | None = None,
-                     selectors: SelectorLister | None = None) -> Registry:
+                     selectors: SelectorLister | None = None, storage: StorageLister | None = None) -> Registry:
     """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
     informer); without it every owner Job counts as gone. InterPodAffinity reads namespace labels
     (for namespaceSelector) from `namespaces` (the scheduler's Namespace informer); without it no
     namespace is known. PodTopologySpread's default constraints read the selectors of a pod's
     Services and controller from `selectors` (the scheduler's Service / ReplicationController /
-    ReplicaSet / StatefulSet informers); without it no default constraint ever applies."""
+    ReplicaSet / StatefulSet informers); without it no default constraint ever applies. The volume
+    plugins read PersistentVolumes, claims, StorageClasses and the CSI objects from `storage` (the
+    scheduler's storage informers); without it none exists."""
     return Registry([
         PluginSpec(priority_sort.NAME, priority_sort.new),
         PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
