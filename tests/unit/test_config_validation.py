@@ -94,8 +94,9 @@ CASES = [
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
                  '"CronJobPool", "DefaultBinder", "DefaultPreemption", "ImageLocality", "InterPodAffinity", '
                  '"NodeAffinity", "NodeName", "NodePorts", '
-                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", '
-                 '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields" '
+                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", '
+                 '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields", '
+                 '"VolumeRestrictions", "VolumeZone" '
                  '(kube-scheduler\'s DeferredPodScheduling',
                  id="unknown-plugin"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - weight: 1"),
