@@ -1,6 +1,6 @@
 """VolumeRestrictions, VolumeZone and NodeVolumeLimits on the real plane, side by side with the
-reference kube-scheduler: a ReadWriteOncePod claim in use, a zone-labelled PV, a CSINode limit
-reached. Each row's claims are bound to their PVs by the real PV controller (pre-bound both ways, so
+reference kube-scheduler: a missing claim, a ReadWriteOncePod claim in use, a zone-labelled PV, a
+CSINode limit reached. Each row's claims are bound to their PVs by the real PV controller (pre-bound both ways, so
 the claims end up fully bound: volumeName and pv.kubernetes.io/bind-completed), then each scheduler
 decides the same pod: the same node when one fits, kube-scheduler's whole message when none does.
 
@@ -67,6 +67,10 @@ class Row:
 
 
 ROWS = [
+    # VolumeRestrictions' PreFilter looks the claim up first: its not-found is the whole reason.
+    pytest.param(Row({"a": {}, "b": {}}, (), ("missing",), None,
+                     reasons=('persistentvolumeclaim "missing" not found',)),
+                 id="missing-claim"),
     pytest.param(Row({"a": {}, "b": {}}, (Claim("data", "ReadWriteOncePod"),), ("data",), None,
                      occupants=(("a", "data"),), reasons=("2 " + RWOP_REASON,)),
                  id="rwop-claim-in-use"),

@@ -175,7 +175,7 @@ def test_users_kube_scheduler_config_keeps_it() -> None:
                    "          - name: VolumeBinding\n")
     pre_filter = [ref.name for ref in config.profiles[0].plugins["preFilter"]]
     assert NAME in pre_filter
-    assert pre_filter[-4:] == [NAME, "VolumeZone", "PodTopologySpread", "InterPodAffinity"]
+    assert pre_filter[-5:] == [NAME, "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
     assert config.unimplemented == ("profiles[0].plugins.multiPoint.enabled[2] (VolumeBinding)",)
 
 
