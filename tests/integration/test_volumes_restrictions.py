@@ -63,7 +63,9 @@ class Row:
     occupants: tuple[tuple[str, str], ...] = ()  # (node, claim): pods already running there
     csi_limit: int | None = None  # a CSINode on every node, DRIVER allowed this many volumes
     reasons: tuple[str, ...] = ()
-    big: str = ""  # a node with twice the cpu, so that it alone scores best where several fit
+    # A node eight times the size, so that it alone scores best where several fit (twice the cpu can
+    # round to the same score).
+    big: str = ""
 
 
 ROWS = [
@@ -154,7 +156,8 @@ def test_volume_row(volume_plane: Kube, row: Row, request: pytest.FixtureRequest
     names = {short: f"{rid}-{short}" for short in row.nodes}
     pvs = [f"{rid}-{c.name}" for c in row.claims]
     create_nodes(kube, [node_manifest(NodeSpec(names[s], dict(labels), (), {
-        "cpu": "8" if s == row.big else "4", "memory": "8Gi", "pods": "110"})) for s, labels in row.nodes.items()])
+        "cpu": "32" if s == row.big else "4", "memory": "64Gi" if s == row.big else "8Gi", "pods": "110"}))
+        for s, labels in row.nodes.items()])
     try:
         if row.csi_limit is not None:
             for name in names.values():
