@@ -104,6 +104,8 @@ class Scheduler:
         self.queue.plugin_recorder = self.metrics.plugins
         self.pods.handler = Handlers(handlers.pod_added, handlers.pod_updated, handlers.pod_deleted)
         self.nodes.handler = Handlers(handlers.node_added, handlers.node_updated, handlers.node_deleted)
+        for resource, informer in sources.storage_informers:
+            informer.handler = handlers.storage_handlers(resource)
         self.cycles = Cycles(self.profiles, self.cache, self.queue, self.conditions, self.events, self.pods,
                              self.metrics, config.percentage_of_nodes_to_score, rng or random.Random())
         self.binds = self.cycles.binds

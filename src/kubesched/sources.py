@@ -15,15 +15,24 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from kubesched.api import ApiClient, Handlers, Informer, job_informer, namespace_informer, node_informer, pod_informer
 from kubesched.api.informer import (
+    CSI_DRIVERS,
+    CSI_NODES,
+    CSI_STORAGE_CAPACITIES,
     JOBS,
     NAMESPACES,
     NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
     PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
     SERVICES,
     STATEFUL_SETS,
+    STORAGE_CLASSES,
+    VOLUME_ATTACHMENTS,
+    storage_informer,
 )
+from kubesched.framework.events import EventResource
 from kubesched.framework.handle import Lister
 from kubesched.framework.registry import PluginSpec, Registry
 from kubesched.model.objects import (
@@ -37,10 +46,20 @@ from kubesched.model.objects import (
     Service,
     StatefulSet,
 )
+from kubesched.model.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 from kubesched.owner_selectors import OwnerSelectors
 from kubesched.plugins.inter_pod_affinity import InformerNamespaces
 from kubesched.plugins.pool_ownership import InformerJobs
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.plugins.storage_lister import InformerStorage
 
 # kube-scheduler's pod informer leaves finished pods out: they hold no resources.
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
@@ -54,6 +73,13 @@ KINDS: dict[str, type[Any]] = {
     REPLICATION_CONTROLLERS.plural: ReplicationController,
     REPLICA_SETS.plural: ReplicaSet,
     STATEFUL_SETS.plural: StatefulSet,
+    PERSISTENT_VOLUMES.plural: PersistentVolume,
+    PERSISTENT_VOLUME_CLAIMS.plural: PersistentVolumeClaim,
+    STORAGE_CLASSES.plural: StorageClass,
+    CSI_NODES.plural: CSINode,
+    CSI_DRIVERS.plural: CSIDriver,
+    CSI_STORAGE_CAPACITIES.plural: CSIStorageCapacity,
+    VOLUME_ATTACHMENTS.plural: VolumeAttachment,
     PODS.plural: Pod,
 }
 
@@ -130,12 +156,19 @@ class StaticSources:
         return registry_of(self, out_of_tree)
 
 
+def storage_of(store: Callable[[str], Lister[Any]]) -> InformerStorage:
+    return InformerStorage(*(store(r.plural) for r in (  # type: ignore[arg-type]
+        PERSISTENT_VOLUMES, PERSISTENT_VOLUME_CLAIMS, STORAGE_CLASSES, CSI_NODES, CSI_DRIVERS,
+        CSI_STORAGE_CAPACITIES, VOLUME_ATTACHMENTS)))
+
+
 def registry_of(sources: Sources, out_of_tree: Iterable[PluginSpec] = ()) -> Registry:
-    """The plugins read Jobs, namespaces and owner selectors from these stores, never from the API
-    per pod."""
+    """The plugins read Jobs, namespaces, owner selectors and storage objects from these stores,
+    never from the API per pod."""
     return in_tree_registry(jobs=InformerJobs(sources.store(JOBS.plural)),  # type: ignore[arg-type]
                             namespaces=InformerNamespaces(sources.store(NAMESPACES.plural)),
-                            selectors=sources.owner_selectors).merged(out_of_tree)
+                            selectors=sources.owner_selectors,
+                            storage=storage_of(sources.store)).merged(out_of_tree)
 
 
 class InformerSelectors:
@@ -171,12 +204,38 @@ class ClusterSources:
         self.stateful_sets: Informer[StatefulSet] = Informer(client, STATEFUL_SETS, StatefulSet, Handlers())
         self.owner_selectors = InformerSelectors(OwnerSelectors(
             self.services, self.replication_controllers, self.replica_sets, self.stateful_sets))
+        # Storage, for the volume plugins; the scheduler gives each its queue events.
+        self.persistent_volumes: Informer[PersistentVolume] = storage_informer(
+            client, PERSISTENT_VOLUMES, PersistentVolume)
+        self.persistent_volume_claims: Informer[PersistentVolumeClaim] = storage_informer(
+            client, PERSISTENT_VOLUME_CLAIMS, PersistentVolumeClaim)
+        self.storage_classes: Informer[StorageClass] = storage_informer(client, STORAGE_CLASSES, StorageClass)
+        self.csi_nodes: Informer[CSINode] = storage_informer(client, CSI_NODES, CSINode)
+        self.csi_drivers: Informer[CSIDriver] = storage_informer(client, CSI_DRIVERS, CSIDriver)
+        self.csi_storage_capacities: Informer[CSIStorageCapacity] = storage_informer(
+            client, CSI_STORAGE_CAPACITIES, CSIStorageCapacity)
+        self.volume_attachments: Informer[VolumeAttachment] = storage_informer(
+            client, VOLUME_ATTACHMENTS, VolumeAttachment)
+        self.storage = InformerStorage(self.persistent_volumes, self.persistent_volume_claims,
+                                       self.storage_classes, self.csi_nodes, self.csi_drivers,
+                                       self.csi_storage_capacities, self.volume_attachments)
+
+    @property
+    def storage_informers(self) -> tuple[tuple[EventResource, Informer[Any]], ...]:
+        """Each storage informer with the event resource its changes are reported as."""
+        return ((EventResource.PERSISTENT_VOLUME, self.persistent_volumes),
+                (EventResource.PERSISTENT_VOLUME_CLAIM, self.persistent_volume_claims),
+                (EventResource.STORAGE_CLASS, self.storage_classes),
+                (EventResource.CSI_NODE, self.csi_nodes),
+                (EventResource.CSI_DRIVER, self.csi_drivers),
+                (EventResource.CSI_STORAGE_CAPACITY, self.csi_storage_capacities),
+                (EventResource.VOLUME_ATTACHMENT, self.volume_attachments))
 
     @property
     def all(self) -> tuple[Informer[Any], ...]:
         """Nodes first and pods last, so a pod's node is known when the pod arrives."""
         return (self.nodes, self.jobs, self.namespaces, self.services, self.replication_controllers,
-                self.replica_sets, self.stateful_sets, self.pods)
+                self.replica_sets, self.stateful_sets, *(i for _, i in self.storage_informers), self.pods)
 
     def store(self, plural: str) -> Informer[Any]:
         for informer in self.all:

@@ -25,7 +25,11 @@ ALLOWED = [
     *((group, resource, "", verb, "", "")
       for group, resource in (("", "pods"), ("", "nodes"), ("", "namespaces"), ("", "services"),
                               ("", "replicationcontrollers"), ("apps", "replicasets"),
-                              ("apps", "statefulsets"), ("batch", "jobs"))
+                              ("apps", "statefulsets"), ("batch", "jobs"),
+                              ("", "persistentvolumes"), ("", "persistentvolumeclaims"),
+                              ("storage.k8s.io", "storageclasses"), ("storage.k8s.io", "csinodes"),
+                              ("storage.k8s.io", "csidrivers"), ("storage.k8s.io", "csistoragecapacities"),
+                              ("storage.k8s.io", "volumeattachments"))
       for verb in ("list", "watch")),
     ("", "pods", "binding", "create", "some-ns", "some-pod"),
     ("", "pods", "status", "patch", "some-ns", "some-pod"),
@@ -51,8 +55,11 @@ DENIED = [
     ("apps", "deployments", "", "update", "some-ns", "some-deployment"),
     ("", "configmaps", "", "get", "kube-system", "some-config"),
     ("", "events", "", "create", "some-ns", ""),  # core/v1 events: kubesched writes events.k8s.io
-    ("", "persistentvolumeclaims", "", "list", "", ""),  # no volume plugin yet
-    ("storage.k8s.io", "csinodes", "", "list", "", ""),
+    ("", "persistentvolumeclaims", "", "get", "some-ns", "some-claim"),  # the informers' stores answer
+    ("", "persistentvolumes", "", "get", "", "some-pv"),
+    ("storage.k8s.io", "csinodes", "", "update", "", "some-node"),
+    ("storage.k8s.io", "storageclasses", "", "create", "", ""),
+    ("storage.k8s.io", "volumeattachments", "", "delete", "", "some-attachment"),
     ("coordination.k8s.io", "leases", "", "get", "kube-system", "kube-scheduler"),
     ("coordination.k8s.io", "leases", "", "update", "kube-system", "kube-scheduler"),
     ("coordination.k8s.io", "leases", "", "create", "default", ""),

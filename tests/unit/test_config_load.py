@@ -30,7 +30,8 @@ DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit
                  ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
 # kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
 DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
-                  "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+                  "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeZone", "PodTopologySpread",
+                  "InterPodAffinity"]
 
 
 def names(profile: ProfileConfig, point: str) -> list[str]:
@@ -39,7 +40,7 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
 
 # UnsupportedPodFields stands where kube-scheduler's VolumeRestrictions comes next, before
 # PodTopologySpread and InterPodAffinity.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-2], "UnsupportedPodFields", "PodTopologySpread", "InterPodAffinity"]
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-3], "UnsupportedPodFields", *DEFAULT_FILTER[-3:], "DynamicResources"]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,
@@ -77,7 +78,7 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
                                     "InterPodAffinity", "NodeResourcesBalancedAllocation"]
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
-    assert names(p, "postFilter") == ["DefaultPreemption"]
+    assert names(p, "postFilter") == ["DynamicResources", "DefaultPreemption"]
     assert all(not p.plugins[x] for x in ("reserve", "permit", "preBind", "postBind"))
     assert p.plugin_args["NodeResourcesFit"]["scoringStrategy"] == {
         "type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}

@@ -92,10 +92,11 @@ CASES = [
                  id="unknown-plugin-set-field"),
     pytest.param(profile("plugins:\n  score:\n    enabled:\n      - name: Foo"),
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
-                 '"CronJobPool", "DefaultBinder", "DefaultPreemption", "ImageLocality", "InterPodAffinity", '
-                 '"NodeAffinity", "NodeName", "NodePorts", '
-                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", '
-                 '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields" '
+                 '"CronJobPool", "DefaultBinder", "DefaultPreemption", "DynamicResources", "ImageLocality", '
+                 '"InterPodAffinity", "NodeAffinity", "NodeName", "NodePorts", '
+                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", '
+                 '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields", '
+                 '"VolumeRestrictions", "VolumeZone" '
                  '(kube-scheduler\'s DeferredPodScheduling',
                  id="unknown-plugin"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - weight: 1"),

@@ -185,7 +185,7 @@ def test_prefilter_exclusion_then_filters() -> None:
 
 
 def test_prefilter_rejection_on_every_node() -> None:
-    e = run([make_node("a"), make_node("b")], make_pod("p").volume("data", claim="d"))
+    e = run([make_node("a"), make_node("b")], make_pod("p").volume("data", ephemeral=True))
     for n in e.nodes:
         assert n.reported is not None
         assert (n.reported.plugin, n.reported.stage) == ("UnsupportedPodFields", PRE_FILTER)

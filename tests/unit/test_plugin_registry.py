@@ -47,6 +47,10 @@ IN_TREE_POINTS = {
     "DefaultBinder": {"bind"},
     "CronJobPool": {"preFilter", "filter"},
     "UnsupportedPodFields": {"preFilter"},
+    "VolumeRestrictions": {"preFilter", "filter"},
+    "NodeVolumeLimits": {"preFilter", "filter"},
+    "VolumeZone": {"preFilter", "filter"},
+    "DynamicResources": {"preFilter", "postFilter"},
 }
 
 

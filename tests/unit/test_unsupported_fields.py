@@ -14,13 +14,26 @@ from kubesched.config import ConfigError, load, loads
 from kubesched.config import kube_scheduler_default_plugins as default_plugins
 from kubesched.framework import Code, CycleState, FitError, PodInfo, ScheduleResult, build_profile
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.profile_config import ProfileConfig
 from kubesched.model.decode import TolerantDecoder
 from kubesched.model.objects import Affinity, Node, Pod, PodAffinity
+from kubesched.model.storage import ANN_BIND_COMPLETED
 from kubesched.plugins import unsupported_fields
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.plugins.storage_lister import StaticStorage
 from kubesched.plugins.unsupported_fields import FIELDS as UNSUPPORTED_POD_FIELDS
 from kubesched.plugins.unsupported_fields import NAME, UnsupportedPodFields
-from tests.builders import NodeBuilder, PodBuilder, label_selector, make_node, make_pod
+from tests.builders import (
+    NodeBuilder,
+    PodBuilder,
+    label_selector,
+    make_node,
+    make_pod,
+    make_pv,
+    make_pvc,
+    make_storage_class,
+    term,
+)
 from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -102,8 +115,36 @@ def test_ignored_pod_is_warned_about_once(caplog: pytest.LogCaptureFixture) -> N
     assert records[0].__dict__["fields"] == "spec.volumes[0].persistentVolumeClaim"
 
 
-def test_only_its_own_update_requeues_the_pod() -> None:
-    assert UnsupportedPodFields().events_to_register() == (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),)
+def test_its_own_update_and_its_claims_binding_requeue_the_pod() -> None:
+    assert UnsupportedPodFields().events_to_register() == (
+        ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),
+        ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+        ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE))
+
+
+_BOUND = make_pvc("data").volume_name("pv-1").annotation(ANN_BIND_COMPLETED, "yes")
+_STORAGE = StaticStorage(
+    volumes=[make_pv("pv-1").obj(), make_pv("pinned").node_affinity(term(("kubernetes.io/hostname", "In", ["n"])))
+             .obj()],
+    claims=[_BOUND.obj(), make_pvc("unbound").storage_class("local").obj(),
+            make_pvc("no-annotation").volume_name("pv-1").obj(),
+            make_pvc("to-pinned").volume_name("pinned").annotation(ANN_BIND_COMPLETED, "yes").obj(),
+            make_pvc("to-missing").volume_name("gone").annotation(ANN_BIND_COMPLETED, "yes").obj(),
+            make_pvc("deleting").volume_name("pv-1").annotation(ANN_BIND_COMPLETED, "yes").terminating().obj()])
+
+
+@pytest.mark.parametrize(("claim", "rejected"), [
+    pytest.param("data", False, id="fully-bound-to-a-pv-without-node-affinity"),
+    pytest.param("missing", True, id="missing"),
+    pytest.param("unbound", True, id="unbound"),
+    pytest.param("no-annotation", True, id="volume-name-without-bind-completed"),
+    pytest.param("to-pinned", True, id="bound-to-a-pv-with-node-affinity"),
+    pytest.param("to-missing", True, id="bound-to-a-pv-not-seen"),
+    pytest.param("deleting", True, id="being-deleted"),
+])
+def test_only_claims_volume_binding_would_judge_are_rejected(claim: str, rejected: bool) -> None:
+    want = (UNRESOLVABLE, ("pod uses spec.volumes[0].persistentVolumeClaim" + NOT_YET,)) if rejected else None
+    assert run(UnsupportedPodFields(storage=_STORAGE), make_pod("p").volume("v", claim=claim)) == want
 
 
 def test_field_names_agree_with_the_config_parser() -> None:
@@ -134,7 +175,7 @@ def test_users_kube_scheduler_config_keeps_it() -> None:
                    "          - name: VolumeBinding\n")
     pre_filter = [ref.name for ref in config.profiles[0].plugins["preFilter"]]
     assert NAME in pre_filter
-    assert pre_filter[-3:] == [NAME, "PodTopologySpread", "InterPodAffinity"]
+    assert pre_filter[-5:] == [NAME, "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
     assert config.unimplemented == ("profiles[0].plugins.multiPoint.enabled[2] (VolumeBinding)",)
 
 
@@ -145,17 +186,32 @@ def _cycle(pod: PodBuilder, **args: dict[str, Any]) -> ScheduleResult | FitError
 
 
 def test_fit_error_message_is_kube_schedulers_pre_filter_shape() -> None:
-    result = _cycle(make_pod("p").req(cpu="1").volume("data", claim="d"))
+    result = _cycle(make_pod("p").req(cpu="1").volume("data", ephemeral=True))
     assert isinstance(result, FitError)
-    assert result.message() == ("0/4 nodes are available: pod uses spec.volumes[0].persistentVolumeClaim, "
+    assert result.message() == ("0/4 nodes are available: pod uses spec.volumes[0].ephemeral, "
                                 "which kubesched does not evaluate yet.")
     assert result.diagnosis.unschedulable_plugins == {NAME}
 
 
+def test_a_missing_claim_is_reported_as_kube_scheduler_reports_it() -> None:
+    # VolumeRestrictions' PreFilter, before UnsupportedPodFields, looks the claim up first.
+    result = _cycle(make_pod("p").req(cpu="1").volume("data", claim="d"))
+    assert isinstance(result, FitError)
+    assert result.message() == '0/4 nodes are available: persistentvolumeclaim "d" not found.'
+    assert result.diagnosis.unschedulable_plugins == {"VolumeRestrictions"}
+
+
 def test_ignored_field_is_scheduled_as_before() -> None:
-    result = _cycle(make_pod("p").req(cpu="1").volume("data", claim="d"),
-                    UnsupportedPodFields={"ignoredFields": ["persistentVolumeClaim"]})
-    assert isinstance(result, ScheduleResult)
+    # An unbound claim, ignored: placed as if VolumeBinding had passed it; the other volume plugins
+    # still read it.
+    storage = StaticStorage(claims=[make_pvc("d").storage_class("local").obj()],
+                            classes=[make_storage_class("local", binding_mode="WaitForFirstConsumer")])
+    config = ProfileConfig("kubesched", default_plugins(),
+                           plugin_args={NAME: {"ignoredFields": ["persistentVolumeClaim"]}})
+    profile = build_profile(config, in_tree_registry(storage=storage))
+    nodes: list[Node | NodeBuilder] = [make_node(f"n{i}") for i in range(4)]
+    assert isinstance(schedule(nodes, make_pod("p").req(cpu="1").volume("data", claim="d"), profile=profile),
+                      ScheduleResult)
 
 
 def _hosts() -> list[Node | NodeBuilder]:

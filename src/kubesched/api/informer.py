@@ -14,7 +14,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, ValuesView
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
@@ -55,6 +55,14 @@ REPLICATION_CONTROLLERS = Resource("/api/v1", "replicationcontrollers", "Replica
 REPLICA_SETS = Resource("/apis/apps/v1", "replicasets", "ReplicaSet")
 STATEFUL_SETS = Resource("/apis/apps/v1", "statefulsets", "StatefulSet")
 NAMESPACES = Resource("/api/v1", "namespaces", "Namespace")
+# Storage, for the volume plugins.
+PERSISTENT_VOLUMES = Resource("/api/v1", "persistentvolumes", "PersistentVolume")
+PERSISTENT_VOLUME_CLAIMS = Resource("/api/v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+STORAGE_CLASSES = Resource("/apis/storage.k8s.io/v1", "storageclasses", "StorageClass")
+CSI_NODES = Resource("/apis/storage.k8s.io/v1", "csinodes", "CSINode")
+CSI_DRIVERS = Resource("/apis/storage.k8s.io/v1", "csidrivers", "CSIDriver")
+CSI_STORAGE_CAPACITIES = Resource("/apis/storage.k8s.io/v1", "csistoragecapacities", "CSIStorageCapacity")
+VOLUME_ATTACHMENTS = Resource("/apis/storage.k8s.io/v1", "volumeattachments", "VolumeAttachment")
 
 # How long one watch request lasts (timeoutSeconds, randomised up to twice this), and how much
 # longer than that a silent connection is trusted. The apiserver's bookmarks are no heartbeat: it
@@ -247,6 +255,10 @@ class Informer(Generic[T]):
     def list(self) -> list[T]:
         return list(self.store.values())
 
+    def values(self) -> ValuesView[T]:
+        """The stored objects, not copied: read them before the next await."""
+        return self.store.values()
+
     async def run(self) -> None:
         """List and watch until cancelled. Nothing but cancellation ends it: every failure is
         logged with its reason and retried with backoff, and `failing_since` tells the scheduler
@@ -424,3 +436,8 @@ def job_informer(client: ApiClient, handler: EventHandler[Job]) -> Informer[Job]
 def namespace_informer(client: ApiClient, handler: EventHandler[Namespace]) -> Informer[Namespace]:
     """Namespaces, for their labels (pod affinity's namespaceSelector); keyed by name."""
     return Informer(client, NAMESPACES, Namespace, handler)
+
+
+def storage_informer(client: ApiClient, resource: Resource, type_: type[T]) -> Informer[T]:
+    """One of the storage resources above, with no handlers yet."""
+    return Informer(client, resource, type_, Handlers())

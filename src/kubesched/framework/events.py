@@ -49,6 +49,13 @@ class EventResource(enum.StrEnum):
     TARGET_POD = "TargetPod"
     NODE = "Node"
     JOB = "Job"  # kubesched's: the CronJob pool waits for a pod's owner Job
+    PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    CSI_NODE = "storage.k8s.io/CSINode"
+    CSI_DRIVER = "storage.k8s.io/CSIDriver"
+    VOLUME_ATTACHMENT = "storage.k8s.io/VolumeAttachment"
+    CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
+    STORAGE_CLASS = "storage.k8s.io/StorageClass"
     WILDCARD = "*"
 
 
@@ -100,6 +107,11 @@ ASSIGNED_POD_SCALE_DOWN = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UP
 UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD)
 UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE)
 JOB_ADD = ClusterEvent(EventResource.JOB, ActionType.ADD, custom_label="JobAdd")
+# The storage objects' events are plain Add / Update / Delete, as kube-scheduler's handlers for
+# them report (eventhandlers.go buildEvtResHandler): no finer update kinds.
+STORAGE_RESOURCES = (EventResource.PERSISTENT_VOLUME, EventResource.PERSISTENT_VOLUME_CLAIM,
+                     EventResource.CSI_NODE, EventResource.CSI_DRIVER, EventResource.VOLUME_ATTACHMENT,
+                     EventResource.CSI_STORAGE_CAPACITY, EventResource.STORAGE_CLASS)
 # Special moves: every pod, whatever rejected it.
 UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, custom_label="UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, custom_label="ForceActivate")

@@ -53,7 +53,9 @@ def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error
             fit_error.diagnosis.post_filter_msg = s.message()
             return s.with_plugin(pl.name)
         if not s.is_rejected():
-            return _as_error("PostFilter", pl.name, s)
+            # kube-scheduler keeps an error's own message, unwrapped, as the PostFilter message.
+            fit_error.diagnosis.post_filter_msg = s.message()
+            return Status(Code.ERROR, *s.reasons, plugin=pl.name)
         reasons.extend(s.reasons)
     if reasons:
         fit_error.diagnosis.post_filter_msg = " ".join(reasons)

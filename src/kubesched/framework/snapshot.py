@@ -128,6 +128,10 @@ class Snapshot:
         self.pods_version: I64 = z(n, np.int64)
         self._row_memos: OrderedDict[Hashable, _RowMemo] = OrderedDict()
         self._row_keys: dict[Hashable, _RowKeys] = {}
+        # "namespace/claim" -> how many pods on the nodes use it (kube-scheduler usedPVCRefCounts),
+        # and each row's share of it, so a row's refresh can take its old share out.
+        self.used_pvcs: dict[str, int] = {}
+        self._row_pvcs: dict[int, dict[str, int]] = {}
         for i in range(n):
             self.refresh_node(i, labels_changed=True)
             self.refresh_pods(i)
@@ -152,6 +156,25 @@ class Snapshot:
         _mark(self.with_affinity, i, bool(ni.pods_with_affinity))
         _mark(self.with_required_anti_affinity, i, bool(ni.pods_with_required_anti_affinity))
         self.pods_version[i] += 1
+        if ni.pvc_refs or i in self._row_pvcs:
+            self._refresh_pvcs(i, ni.pvc_refs)
+
+    def _refresh_pvcs(self, i: int, refs: dict[str, int]) -> None:
+        used = self.used_pvcs
+        for key, count in self._row_pvcs.pop(i, {}).items():
+            left = used.get(key, 0) - count
+            if left > 0:
+                used[key] = left
+            else:
+                used.pop(key, None)
+        if refs:
+            self._row_pvcs[i] = dict(refs)
+            for key, count in refs.items():
+                used[key] = used.get(key, 0) + count
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether a pod on some node (bound or assumed) uses the claim "namespace/name"."""
+        return self.used_pvcs.get(key, 0) > 0
 
     def nodes_with_affinity(self) -> list[NodeInfo]:
         return [self.node_infos[i] for i in sorted(self.with_affinity)]

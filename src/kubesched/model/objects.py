@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import msgspec
 
+from kubesched.model.volume_sources import CSIVolumeSource, InTreeDiskSources
+
 
 class OwnerReference(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     kind: str = ""
@@ -151,20 +153,23 @@ class TopologySpreadConstraint(msgspec.Struct, rename="camel", gc=False, omit_de
 
 class PersistentVolumeClaimVolumeSource(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     claim_name: str = ""
+    read_only: bool = False
 
 
 class EphemeralVolumeSource(msgspec.Struct, gc=False, omit_defaults=True):
-    """Its volumeClaimTemplate is not read: the claim it creates is what matters, and that is
-    VolumeBinding's work, not implemented yet."""
+    """Its volumeClaimTemplate is not read: the claim the ephemeral-volume controller creates from
+    it (named <pod>-<volume>, owned by the pod) is what the volume plugins read."""
 
 
-class Volume(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+class Volume(InTreeDiskSources, rename="camel", gc=False, omit_defaults=True):
     """Only the sources that bind the pod to storage; the others (configMap, projected...) do not
-    constrain placement, and msgspec skips them."""
+    constrain placement, and msgspec skips them. The in-tree disks (InTreeDiskSources) are for
+    VolumeRestrictions' same-disk rules and NodeVolumeLimits' CSI migration."""
 
     name: str = ""
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
     ephemeral: EphemeralVolumeSource | None = None
+    csi: CSIVolumeSource | None = None
 
 
 class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):

@@ -15,6 +15,7 @@ from kubesched.plugins import (
     cronjob_pool,
     default_binder,
     default_preemption,
+    dynamic_resources,
     image_locality,
     inter_pod_affinity,
     node_affinity,
@@ -23,6 +24,7 @@ from kubesched.plugins import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    node_volume_limits,
     pod_topology_spread,
     pool_config,
     priority_sort,
@@ -30,20 +32,25 @@ from kubesched.plugins import (
     scheduling_gates,
     taint_toleration,
     unsupported_fields,
+    volume_restrictions,
+    volume_zone,
 )
 from kubesched.plugins.inter_pod_affinity import NamespaceLister
 from kubesched.plugins.pod_topology_spread import SelectorLister
 from kubesched.plugins.pool_ownership import JobLookup
+from kubesched.plugins.storage_lister import StorageLister
 
 
 def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister | None = None,
-                     selectors: SelectorLister | None = None) -> Registry:
+                     selectors: SelectorLister | None = None, storage: StorageLister | None = None) -> Registry:
     """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
     informer); without it every owner Job counts as gone. InterPodAffinity reads namespace labels
     (for namespaceSelector) from `namespaces` (the scheduler's Namespace informer); without it no
     namespace is known. PodTopologySpread's default constraints read the selectors of a pod's
     Services and controller from `selectors` (the scheduler's Service / ReplicationController /
-    ReplicaSet / StatefulSet informers); without it no default constraint ever applies."""
+    ReplicaSet / StatefulSet informers); without it no default constraint ever applies. The volume
+    plugins read PersistentVolumes, claims, StorageClasses and the CSI objects from `storage` (the
+    scheduler's storage informers); without it none exists."""
     return Registry([
         PluginSpec(priority_sort.NAME, priority_sort.new),
         PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
@@ -56,14 +63,19 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
                    args_parser=resource_args.parse_node_resources_fit),
         PluginSpec(balanced_allocation.NAME, balanced_allocation.new,
                    args_parser=resource_args.parse_balanced_allocation),
+        PluginSpec(volume_restrictions.NAME, functools.partial(volume_restrictions.new, storage=storage)),
+        PluginSpec(node_volume_limits.NAME, functools.partial(node_volume_limits.new, storage=storage)),
+        PluginSpec(volume_zone.NAME, functools.partial(volume_zone.new, storage=storage)),
         PluginSpec(pod_topology_spread.NAME, functools.partial(pod_topology_spread.new, selectors=selectors),
                    args_parser=pod_topology_spread.parse_args),
         PluginSpec(inter_pod_affinity.NAME, functools.partial(inter_pod_affinity.new, namespaces=namespaces),
                    args_parser=inter_pod_affinity.parse_args),
         PluginSpec(image_locality.NAME, image_locality.new),
+        PluginSpec(dynamic_resources.NAME, dynamic_resources.new),
         PluginSpec(default_preemption.NAME, default_preemption.new, args_parser=default_preemption.parse_args),
         PluginSpec(default_binder.NAME, default_binder.new),
-        PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),
+        PluginSpec(unsupported_fields.NAME, functools.partial(unsupported_fields.new, storage=storage),
+                   args_parser=unsupported_fields.parse_args),
         PluginSpec(cronjob_pool.NAME, functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
                    args_parser=pool_config.parse_args),
     ])

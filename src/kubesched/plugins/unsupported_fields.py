@@ -3,7 +3,10 @@
 kubesched has no VolumeBinding yet. Placing a pod that uses its fields as if the fields were not
 there would be a silent wrong decision: a pod on a node its volume cannot reach. So this PreFilter
 rejects such a pod as UnschedulableAndUnresolvable, naming every such field with its path; the pod
-gets PodScheduled=False and a FailedScheduling event saying why.
+gets PodScheduled=False and a FailedScheduling event saying why. A claim VolumeBinding would pass on
+every node is no such field (`needs_volume_binding`): one fully bound (volumeName set and the PV
+controller's bind-completed annotation) to a PV kubesched knows that has no node affinity, and not
+being deleted. VolumeRestrictions, NodeVolumeLimits and VolumeZone judge the rest of it.
 
     pluginConfig:
       - name: UnsupportedPodFields
@@ -31,6 +34,8 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.model.objects import Pod
+from kubesched.model.storage import ANN_BIND_COMPLETED
+from kubesched.plugins.storage_lister import StorageLister, no_storage
 
 NAME = "UnsupportedPodFields"
 
@@ -45,12 +50,25 @@ _MAX_WARNED = 10_000
 log = logging.getLogger(__name__)
 
 
-def unsupported_fields(pod: Pod) -> list[tuple[str, str]]:
+def needs_volume_binding(namespace: str, claim_name: str, storage: StorageLister) -> bool:
+    """Whether VolumeBinding (which kubesched lacks yet) could reject a node for this claim: all but
+    a fully bound claim, not being deleted, whose PV exists and has no node affinity."""
+    claim = storage.claim(namespace, claim_name)
+    if (claim is None or claim.metadata.deletion_timestamp is not None or not claim.spec.volume_name
+            or ANN_BIND_COMPLETED not in claim.metadata.annotations):
+        return True
+    pv = storage.persistent_volume(claim.spec.volume_name)
+    return pv is None or (pv.spec.node_affinity is not None and pv.spec.node_affinity.required is not None)
+
+
+def unsupported_fields(pod: Pod, storage: StorageLister | None = None) -> list[tuple[str, str]]:
     """(field name, path) of every field of the pod that kubesched would not evaluate, in spec order."""
     spec = pod.spec
+    lister = storage if storage is not None else no_storage()
     found: list[tuple[str, str]] = []
     for i, volume in enumerate(spec.volumes):
-        if volume.persistent_volume_claim is not None:
+        claim = volume.persistent_volume_claim
+        if claim is not None and needs_volume_binding(pod.metadata.namespace, claim.claim_name, lister):
             found.append((PERSISTENT_VOLUME_CLAIM, f"spec.volumes[{i}].persistentVolumeClaim"))
         if volume.ephemeral is not None:
             # An ephemeral volume is a PVC the ephemeral-volume controller creates for the pod.
@@ -68,15 +86,18 @@ def reason(paths: Sequence[str]) -> str:
 class UnsupportedPodFields:
     name = NAME
 
-    # The fields are immutable once the pod exists, so no node, pod or volume event can help; only
-    # the pod's own update requeues it (and the queue's periodic flush), never a hot loop.
-    _EVENTS = (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),)
+    # The fields are immutable once the pod exists; what can change is whether its claims are bound
+    # (by the PV controller): their claim's and PV's events, and the pod's own update, requeue it.
+    _EVENTS = (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),
+               ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+               ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE))
 
-    def __init__(self, ignored: frozenset[str] = frozenset()) -> None:
+    def __init__(self, ignored: frozenset[str] = frozenset(), storage: StorageLister | None = None) -> None:
         unknown = sorted(ignored - set(FIELDS))
         if unknown:
             raise ValueError(f"{NAME}: unknown ignoredFields {unknown}; valid: {list(FIELDS)}")
         self.ignored = ignored
+        self.storage: StorageLister = storage if storage is not None else no_storage()
         self._warned: OrderedDict[str, None] = OrderedDict()
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
@@ -84,7 +105,7 @@ class UnsupportedPodFields:
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
-        found = unsupported_fields(pod.pod)
+        found = unsupported_fields(pod.pod, self.storage)
         if not found:
             return None, None
         rejected = [path for field, path in found if field not in self.ignored]
@@ -104,8 +125,8 @@ class UnsupportedPodFields:
                     extra={"pod": pod.key, "fields": ", ".join(paths)})
 
 
-def new(args: Mapping[str, Any]) -> UnsupportedPodFields:
-    return UnsupportedPodFields(frozenset(args.get("ignoredFields") or ()))
+def new(args: Mapping[str, Any], storage: StorageLister | None = None) -> UnsupportedPodFields:
+    return UnsupportedPodFields(frozenset(args.get("ignoredFields") or ()), storage)
 
 
 # UnsupportedPodFieldsArgs (kubesched's own): which of FIELDS to place as if absent.
