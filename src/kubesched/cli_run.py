@@ -19,6 +19,7 @@ from .config import ConfigError, load
 from .config.types import SchedulerConfig
 from .framework import PluginSpec, ProfileError
 from .outoftree import ENTRY_POINT_GROUP, PluginLoadError, out_of_tree_plugins
+from .plugins import unsupported_fields
 from .plugins.registry import in_tree_registry
 from .scheduler import DEFAULT_FAILURE_LIMIT, Scheduler, SchedulerFailed
 
@@ -27,7 +28,9 @@ log = logging.getLogger("kubesched")
 
 def unguarded_profiles(config: SchedulerConfig) -> list[str]:
     """Profiles a user's config left without UnsupportedPodFields (say, by disabling "*"): their
-    misplacements would otherwise be silent."""
+    misplacements would otherwise be silent. None while no field is unsupported."""
+    if not unsupported_fields.FIELDS:
+        return []
     return [p.scheduler_name for p in config.profiles
             if all(ref.name != "UnsupportedPodFields" for ref in p.plugins.get("preFilter", ()))]
 
@@ -92,8 +95,8 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
     unguarded = unguarded_profiles(config)
     if unguarded:
         log.warning("these profiles do not run UnsupportedPodFields at preFilter, so their pods that use "
-                    "topology spread constraints or PVC/ephemeral volumes are placed as if those fields were "
-                    "absent: " + ", ".join(unguarded))
+                    f"these fields are placed as if the fields were absent ({', '.join(unsupported_fields.FIELDS)}): "
+                    + ", ".join(unguarded))
     try:
         cluster = load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
     except KubeconfigError as exc:

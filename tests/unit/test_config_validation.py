@@ -95,8 +95,8 @@ CASES = [
                  '"CronJobPool", "DefaultBinder", "DefaultPreemption", "ImageLocality", "InterPodAffinity", '
                  '"NodeAffinity", "NodeName", "NodePorts", '
                  '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", '
-                 '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields" '
-                 '(kube-scheduler\'s DeferredPodScheduling',
+                 '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields", '
+                 '"VolumeBinding" (kube-scheduler\'s DeferredPodScheduling',
                  id="unknown-plugin"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - weight: 1"),
                  "profiles[0].plugins.filter.enabled[0].name: Required value", id="plugin-without-name"),

@@ -1,18 +1,21 @@
 """UnsupportedPodFields: a pod that needs a plugin kubesched does not have yet stays Pending.
 
-kubesched has no VolumeBinding yet. Placing a pod that uses its fields as if the fields were not
-there would be a silent wrong decision: a pod on a node its volume cannot reach. So this PreFilter
-rejects such a pod as UnschedulableAndUnresolvable, naming every such field with its path; the pod
-gets PodScheduled=False and a FailedScheduling event saying why.
+Placing a pod that uses such fields as if they were not there would be a silent wrong decision: a
+pod on a node its volume cannot reach, say. So this PreFilter rejects such a pod as
+UnschedulableAndUnresolvable, naming every such field with its path; the pod gets
+PodScheduled=False and a FailedScheduling event saying why.
+
+Today no field is left: VolumeBinding evaluates `persistentVolumeClaim` and `ephemeral` volumes
+(an ephemeral volume is the claim <pod>-<volume> the ephemeral-volume controller creates), as
+InterPodAffinity and PodTopologySpread evaluate pod affinity and topologySpreadConstraints. A
+profile that disables one of those plugins places such pods as if the fields were absent, as
+kube-scheduler does. `ignoredFields` still accepts the names it once had, so a config that names
+them loads unchanged; they have nothing to ignore any more:
 
     pluginConfig:
       - name: UnsupportedPodFields
         args:
-          ignoredFields: [ephemeral]   # placed as if absent, with one warning per pod
-
-Pod affinity and anti-affinity, and topologySpreadConstraints, are not among the fields:
-InterPodAffinity and PodTopologySpread evaluate them. A profile that disables one of those plugins
-places such pods as if the terms or constraints were absent, as kube-scheduler does.
+          ignoredFields: [ephemeral]   # accepted, no effect
 """
 
 from __future__ import annotations
@@ -36,8 +39,11 @@ NAME = "UnsupportedPodFields"
 
 PERSISTENT_VOLUME_CLAIM = "persistentVolumeClaim"
 EPHEMERAL = "ephemeral"
-# The names `ignoredFields` accepts: the last step of each path the message names.
-FIELDS = (PERSISTENT_VOLUME_CLAIM, EPHEMERAL)
+# The fields kubesched does not evaluate: none since VolumeBinding (the names `ignoredFields` takes
+# are the last step of each path the message names).
+FIELDS: tuple[str, ...] = ()
+# Names `ignoredFields` still accepts although their plugin now evaluates them.
+RETIRED_FIELDS = (PERSISTENT_VOLUME_CLAIM, EPHEMERAL)
 
 # Pods already warned about in ignore mode; bounded, since a deleted pod never says goodbye here.
 _MAX_WARNED = 10_000
@@ -47,15 +53,7 @@ log = logging.getLogger(__name__)
 
 def unsupported_fields(pod: Pod) -> list[tuple[str, str]]:
     """(field name, path) of every field of the pod that kubesched would not evaluate, in spec order."""
-    spec = pod.spec
-    found: list[tuple[str, str]] = []
-    for i, volume in enumerate(spec.volumes):
-        if volume.persistent_volume_claim is not None:
-            found.append((PERSISTENT_VOLUME_CLAIM, f"spec.volumes[{i}].persistentVolumeClaim"))
-        if volume.ephemeral is not None:
-            # An ephemeral volume is a PVC the ephemeral-volume controller creates for the pod.
-            found.append((EPHEMERAL, f"spec.volumes[{i}].ephemeral"))
-    return found
+    return []
 
 
 def reason(paths: Sequence[str]) -> str:
@@ -73,9 +71,9 @@ class UnsupportedPodFields:
     _EVENTS = (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),)
 
     def __init__(self, ignored: frozenset[str] = frozenset()) -> None:
-        unknown = sorted(ignored - set(FIELDS))
+        unknown = sorted(ignored - set(FIELDS) - set(RETIRED_FIELDS))
         if unknown:
-            raise ValueError(f"{NAME}: unknown ignoredFields {unknown}; valid: {list(FIELDS)}")
+            raise ValueError(f"{NAME}: unknown ignoredFields {unknown}; valid: {[*FIELDS, *RETIRED_FIELDS]}")
         self.ignored = ignored
         self._warned: OrderedDict[str, None] = OrderedDict()
 
@@ -114,8 +112,8 @@ def parse_args(raw: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any
     ignored: list[str] = []
     for i, name in get_str_items(raw, "ignoredFields", path, errs):
         p = index(child(path, "ignoredFields"), i)
-        if name not in FIELDS:
-            errs.append(e.unsupported(p, name, FIELDS))
+        if name not in FIELDS and name not in RETIRED_FIELDS:
+            errs.append(e.unsupported(p, name, (*FIELDS, *RETIRED_FIELDS)))
         elif name in ignored:
             errs.append(e.duplicate(p, name))
         else:
