@@ -27,9 +27,24 @@ def _as_error(point: str, plugin: str, status: Status) -> Status:
     return Status(Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin)
 
 
+# kube-scheduler v1.37's profiles run DynamicResources (GA, not in kubesched) first at PostFilter.
+# Its PostFilter fails with this error when a PreFilter rejected the pod as unresolvable before
+# DynamicResources' own PreFilter wrote its state, and that error ends the PostFilter run: the
+# message then ends in " not found" (seen on the plane for a missing claim), no preemption is tried.
+DRA_STATE_NOT_FOUND = "not found"
+
+
+def _dra_post_filter_fails(fit_error: FitError) -> bool:
+    d = fit_error.diagnosis
+    return bool(d.pre_filter_msg) and d.absent_nodes_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+
 def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
     """kube-scheduler's RunPostFilterPlugins: the first success (a nomination) or unresolvable
     verdict ends the run; the plugins' messages go into the FitError's message."""
+    if _dra_post_filter_fails(fit_error):
+        fit_error.diagnosis.post_filter_msg = DRA_STATE_NOT_FOUND
+        return Status(Code.ERROR, DRA_STATE_NOT_FOUND, plugin="DynamicResources")
     reasons: list[str] = []
     for pl in profile.post_filter:
         s = pl.post_filter(state, pod, fit_error)
