@@ -41,6 +41,26 @@ from kubesched.model.objects import (
     Volume,
     WeightedPodAffinityTerm,
 )
+from kubesched.model.storage import (
+    CSIDriver,
+    CSIDriverSpec,
+    CSINode,
+    CSINodeDriver,
+    CSINodeSpec,
+    CSIPersistentVolumeSource,
+    ObjectReference,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    PersistentVolumeClaimSpec,
+    PersistentVolumeSpec,
+    StorageClass,
+    VolumeAttachment,
+    VolumeAttachmentSource,
+    VolumeAttachmentSpec,
+    VolumeNodeAffinity,
+    VolumeNodeResources,
+    VolumeResourceRequirements,
+)
 
 Req = tuple[str, str, list[str]]  # (key, operator, values)
 
@@ -254,6 +274,11 @@ class PodBuilder:
             ephemeral=EphemeralVolumeSource() if ephemeral else None))
         return self
 
+    def add_volume(self, volume: Volume) -> Self:
+        """Any volume as given (an in-tree disk, say: `Volume(name="d", gce_persistent_disk=...)`)."""
+        self._pod.spec.volumes.append(volume)
+        return self
+
     def gate(self, name: str) -> Self:
         self._pod.spec.scheduling_gates.append(SchedulingGate(name=name))
         return self
@@ -347,3 +372,128 @@ def make_pod(name: str, namespace: str = "default") -> PodBuilder:
 
 def make_node(name: str) -> NodeBuilder:
     return NodeBuilder(name).capacity()
+
+
+# --- storage objects -----------------------------------------------------------------------------
+
+class PVBuilder:
+    def __init__(self, name: str) -> None:
+        self._pv = PersistentVolume(metadata=ObjectMeta(name=name, uid=f"uid-pv-{name}"))
+
+    def obj(self) -> PersistentVolume:
+        return self._pv
+
+    def capacity(self, storage: str) -> Self:
+        self._pv.spec.capacity = {"storage": storage}
+        return self
+
+    def access_modes(self, *modes: str) -> Self:
+        self._pv.spec.access_modes = list(modes)
+        return self
+
+    def storage_class(self, name: str) -> Self:
+        self._pv.spec.storage_class_name = name
+        return self
+
+    def label(self, key: str, value: str) -> Self:
+        self._pv.metadata.labels = {**self._pv.metadata.labels, key: value}
+        return self
+
+    def claim_ref(self, namespace: str, name: str, uid: str = "") -> Self:
+        self._pv.spec.claim_ref = ObjectReference(kind="PersistentVolumeClaim", namespace=namespace, name=name,
+                                                  uid=uid)
+        return self
+
+    def node_affinity(self, *terms: NodeSelectorTerm) -> Self:
+        self._pv.spec.node_affinity = VolumeNodeAffinity(required=NodeSelector(node_selector_terms=list(terms)))
+        return self
+
+    def csi(self, driver: str, handle: str) -> Self:
+        self._pv.spec.csi = CSIPersistentVolumeSource(driver=driver, volume_handle=handle)
+        return self
+
+    def spec(self, spec: PersistentVolumeSpec) -> Self:
+        """The whole spec as given (in-tree sources, volume mode...)."""
+        self._pv.spec = spec
+        return self
+
+    def phase(self, phase: str) -> Self:
+        self._pv.status.phase = phase
+        return self
+
+
+class PVCBuilder:
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        self._pvc = PersistentVolumeClaim(metadata=ObjectMeta(name=name, namespace=namespace,
+                                                              uid=f"uid-pvc-{namespace}-{name}"))
+
+    def obj(self) -> PersistentVolumeClaim:
+        return self._pvc
+
+    def volume_name(self, name: str) -> Self:
+        self._pvc.spec.volume_name = name
+        return self
+
+    def storage_class(self, name: str | None) -> Self:
+        self._pvc.spec.storage_class_name = name
+        return self
+
+    def access_modes(self, *modes: str) -> Self:
+        self._pvc.spec.access_modes = list(modes)
+        return self
+
+    def request(self, storage: str) -> Self:
+        self._pvc.spec.resources = VolumeResourceRequirements(requests={"storage": storage})
+        return self
+
+    def spec(self, spec: PersistentVolumeClaimSpec) -> Self:
+        self._pvc.spec = spec
+        return self
+
+    def annotation(self, key: str, value: str) -> Self:
+        self._pvc.metadata.annotations = {**self._pvc.metadata.annotations, key: value}
+        return self
+
+    def owner(self, kind: str, name: str, uid: str, controller: bool = True) -> Self:
+        self._pvc.metadata.owner_references = [*self._pvc.metadata.owner_references, OwnerReference(
+            kind=kind, name=name, uid=uid, api_version="v1", controller=controller)]
+        return self
+
+    def phase(self, phase: str) -> Self:
+        self._pvc.status.phase = phase
+        return self
+
+    def terminating(self) -> Self:
+        self._pvc.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+        return self
+
+
+def make_pv(name: str) -> PVBuilder:
+    return PVBuilder(name)
+
+
+def make_pvc(name: str, namespace: str = "default") -> PVCBuilder:
+    return PVCBuilder(name, namespace)
+
+
+def make_storage_class(name: str, provisioner: str = "kubernetes.io/no-provisioner",
+                       binding_mode: str | None = "Immediate") -> StorageClass:
+    return StorageClass(metadata=ObjectMeta(name=name), provisioner=provisioner, volume_binding_mode=binding_mode)
+
+
+def make_csi_node(name: str, *drivers: tuple[str, int | None], annotations: dict[str, str] | None = None) -> CSINode:
+    """A CSINode with (driver name, allocatable count or None for no limit) per driver."""
+    return CSINode(metadata=ObjectMeta(name=name, annotations=dict(annotations or {})), spec=CSINodeSpec(drivers=[
+        CSINodeDriver(name=d, node_id=f"{name}-{d}",
+                      allocatable=None if count is None else VolumeNodeResources(count=count))
+        for d, count in drivers]))
+
+
+def make_csi_driver(name: str, attach_required: bool = True, storage_capacity: bool = False) -> CSIDriver:
+    return CSIDriver(metadata=ObjectMeta(name=name),
+                     spec=CSIDriverSpec(attach_required=attach_required, storage_capacity=storage_capacity))
+
+
+def make_volume_attachment(name: str, attacher: str, node: str, pv: str | None) -> VolumeAttachment:
+    return VolumeAttachment(metadata=ObjectMeta(name=name), spec=VolumeAttachmentSpec(
+        attacher=attacher, node_name=node, source=VolumeAttachmentSource(persistent_volume_name=pv)))

@@ -31,16 +31,16 @@ DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit
                  ("ImageLocality", 1)]
 # kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
 DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
-                  "NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity"]
+                  "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                  "PodTopologySpread", "InterPodAffinity"]
 
 
 def names(profile: ProfileConfig, point: str) -> list[str]:
     return [p.name for p in profile.plugins[point]]
 
 
-# UnsupportedPodFields stands where kube-scheduler's VolumeRestrictions comes next, before
-# VolumeBinding, PodTopologySpread and InterPodAffinity.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-3], "UnsupportedPodFields", *DEFAULT_FILTER[-3:]]
+# UnsupportedPodFields stands before VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity.
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-4], "UnsupportedPodFields", *DEFAULT_FILTER[-4:]]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,

@@ -94,9 +94,10 @@ CASES = [
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
                  '"CronJobPool", "DefaultBinder", "DefaultPreemption", "ImageLocality", "InterPodAffinity", '
                  '"NodeAffinity", "NodeName", "NodePorts", '
-                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", '
+                 '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", '
                  '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields", '
-                 '"VolumeBinding" (kube-scheduler\'s DeferredPodScheduling',
+                 '"VolumeBinding", "VolumeRestrictions", "VolumeZone" '
+                 '(kube-scheduler\'s DeferredPodScheduling',
                  id="unknown-plugin"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - weight: 1"),
                  "profiles[0].plugins.filter.enabled[0].name: Required value", id="plugin-without-name"),

@@ -185,12 +185,14 @@ def test_prefilter_exclusion_then_filters() -> None:
 
 
 def test_prefilter_rejection_on_every_node() -> None:
-    e = run([make_node("a"), make_node("b")], make_pod("p").volume("data", claim="d"))
+    e = run([make_node("a"), make_node("b")], make_pod("p").volume("data", ephemeral=True))
     for n in e.nodes:
         assert n.reported is not None
-        # A claim no informer has: VolumeBinding's PreFilter rejects the pod on every node.
+        # An ephemeral volume whose claim is not created yet: VolumeBinding's PreFilter rejects the
+        # pod on every node.
         assert (n.reported.plugin, n.reported.stage) == ("VolumeBinding", PRE_FILTER)
-        assert n.reported.reasons == ('persistentvolumeclaim "d" not found',)
+        assert n.reported.reasons == ('waiting for ephemeral volume controller to create the persistentvolumeclaim '
+                                      '"p-data"',)
     assert any("no Filter plugin runs" in note for note in e.notes)
 
 

@@ -48,6 +48,9 @@ IN_TREE_POINTS = {
     "CronJobPool": {"preFilter", "filter"},
     "UnsupportedPodFields": {"preFilter"},
     "VolumeBinding": {"preFilter", "filter", "preScore", "score", "reserve", "preBind"},
+    "VolumeRestrictions": {"preFilter", "filter"},
+    "NodeVolumeLimits": {"preFilter", "filter"},
+    "VolumeZone": {"preFilter", "filter"},
 }
 
 

@@ -11,9 +11,11 @@ import pytest
 from kubesched.api import ApiClient
 from kubesched.api.informer import Codec
 from kubesched.api.kubeconfig import ClusterConfig, Credentials
+from kubesched.cache.cache import Cache
 from kubesched.config import load
 from kubesched.framework import events
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.types import PodInfo
 from kubesched.handlers import StorageHandlers
 from kubesched.model.decode import TolerantDecoder
 from kubesched.model.objects import Pod
@@ -28,6 +30,7 @@ from kubesched.model.storage import (
 )
 from kubesched.plugins.storage_lister import StaticStorage
 from kubesched.scheduler import Scheduler
+from tests.builders import make_node, make_pod
 
 PV = {
     "apiVersion": "v1", "kind": "PersistentVolume",
@@ -288,3 +291,26 @@ def test_the_scheduler_runs_and_wires_every_storage_informer() -> None:
     pv = _decode(PersistentVolume, PV)
     sched.sources.persistent_volumes.store["pv-a"] = pv
     assert sched.sources.storage.persistent_volume("pv-a") is pv
+
+
+def test_the_snapshot_counts_the_claims_pods_use_across_nodes() -> None:
+    cache = Cache()
+    for name in ("a", "b"):
+        cache.add_node(make_node(name).obj())
+    snap = cache.snapshot()
+    user = make_pod("user", "ns").volume("v", claim="data").node("a").obj()
+    cache.add_pod(user)
+    assert snap.is_pvc_used_by_pods("ns/data")
+    assert not snap.is_pvc_used_by_pods("other/data")
+    assumed = PodInfo(make_pod("second", "ns").volume("v", claim="data").obj())
+    cache.assume_pod(assumed, "b")
+    assert snap.used_pvcs == {"ns/data": 2}
+    cache.remove_pod(user)
+    assert snap.used_pvcs == {"ns/data": 1}
+    cache.forget_pod(assumed)
+    assert not snap.is_pvc_used_by_pods("ns/data")
+    assert snap.used_pvcs == {}
+    # a rebuilt snapshot (a node added) counts from the node infos
+    cache.add_pod(make_pod("third", "ns").volume("v", claim="data").volume("e", ephemeral=True).node("b").obj())
+    cache.add_node(make_node("c").obj())
+    assert cache.snapshot().used_pvcs == {"ns/data": 1}

@@ -107,7 +107,8 @@ def test_users_kube_scheduler_config_keeps_it() -> None:
                    "          - name: VolumeBinding\n")
     pre_filter = [ref.name for ref in config.profiles[0].plugins["preFilter"]]
     assert NAME in pre_filter
-    assert pre_filter[pre_filter.index(NAME):] == [NAME, "VolumeBinding", "PodTopologySpread", "InterPodAffinity"]
+    assert pre_filter[pre_filter.index(NAME):] == [NAME, "VolumeBinding", "VolumeZone", "PodTopologySpread",
+                                                   "InterPodAffinity"]
     assert config.unimplemented == ()
 
 
@@ -117,11 +118,12 @@ def _cycle(pod: PodBuilder, **args: dict[str, Any]) -> ScheduleResult | FitError
     return schedule(nodes, pod, profile=default_profile(**args))
 
 
-def test_a_missing_claim_is_volume_bindings_rejection_now() -> None:
+def test_a_missing_claim_is_reported_as_kube_scheduler_reports_it() -> None:
+    # VolumeRestrictions' PreFilter, before VolumeBinding's, looks the claim up first.
     result = _cycle(make_pod("p").req(cpu="1").volume("data", claim="d"))
     assert isinstance(result, FitError)
     assert result.message() == '0/4 nodes are available: persistentvolumeclaim "d" not found.'
-    assert result.diagnosis.unschedulable_plugins == {"VolumeBinding"}
+    assert result.diagnosis.unschedulable_plugins == {"VolumeRestrictions"}
 
 
 def _hosts() -> list[Node | NodeBuilder]:

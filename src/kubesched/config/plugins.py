@@ -77,10 +77,11 @@ PLUGINS_FIELDS = (*EXTENSION_POINTS, MULTI_POINT, *UNIMPLEMENTED_POINTS)
 
 # kubesched's own default list: kube-scheduler's, plus the CronJob pool (kubesched's signature) placed
 # before TaintToleration, so a pool node's taint is reported as "reserved for the pool" to other pods;
-# and UnsupportedPodFields where the first plugin it stands in for would run, so a pod that needs
-# VolumeBinding is rejected, not placed as if it did not.
+# and UnsupportedPodFields where the plugin it stands in for would run, so a pod that needs
+# VolumeBinding is rejected, not placed as if it did not (after VolumeRestrictions, whose PreFilter
+# reports a missing claim in kube-scheduler's words).
 _POOL_AFTER = "NodeUnschedulable"
-_UNSUPPORTED_BEFORE = "VolumeRestrictions"
+_UNSUPPORTED_BEFORE = "VolumeBinding"
 KUBESCHED_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = tuple(
     entry for name, weight in KUBE_SCHEDULER_DEFAULT_PLUGINS
     for entry in (((name, weight), ("CronJobPool", None)) if name == _POOL_AFTER else

@@ -100,6 +100,10 @@ class Snapshot:
         # only those nodes, not every node, for a pod without terms of its own.
         self.with_affinity: dict[int, None] = {}
         self.with_required_anti_affinity: dict[int, None] = {}
+        # "namespace/claim" -> how many pods on the nodes use it (kube-scheduler usedPVCRefCounts),
+        # and each row's share of it, so a row's refresh can take its old share out.
+        self.used_pvcs: dict[str, int] = {}
+        self._row_pvcs: dict[int, dict[str, int]] = {}
         for i in range(n):
             self.refresh_node(i, labels_changed=True)
             self.refresh_pods(i)
@@ -123,6 +127,25 @@ class Snapshot:
         self.has_ports[i] = len(ni.used_ports) > 0
         _mark(self.with_affinity, i, bool(ni.pods_with_affinity))
         _mark(self.with_required_anti_affinity, i, bool(ni.pods_with_required_anti_affinity))
+        if ni.pvc_refs or i in self._row_pvcs:
+            self._refresh_pvcs(i, ni.pvc_refs)
+
+    def _refresh_pvcs(self, i: int, refs: dict[str, int]) -> None:
+        used = self.used_pvcs
+        for key, count in self._row_pvcs.pop(i, {}).items():
+            left = used.get(key, 0) - count
+            if left > 0:
+                used[key] = left
+            else:
+                used.pop(key, None)
+        if refs:
+            self._row_pvcs[i] = dict(refs)
+            for key, count in refs.items():
+                used[key] = used.get(key, 0) + count
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether a pod on some node (bound or assumed) uses the claim "namespace/name"."""
+        return self.used_pvcs.get(key, 0) > 0
 
     def nodes_with_affinity(self) -> list[NodeInfo]:
         return [self.node_infos[i] for i in sorted(self.with_affinity)]

@@ -43,7 +43,7 @@ def _host_ports(pod: Pod) -> tuple[HostPort, ...]:
 class PodInfo:
     """A pod with everything the plugins need precomputed, so a cycle never re-parses quantities."""
 
-    __slots__ = ("host_ports", "images", "key", "non0_cpu", "non0_mem", "pod", "requests",
+    __slots__ = ("host_ports", "images", "key", "non0_cpu", "non0_mem", "pod", "pvc_keys", "requests",
                  "score_cpu", "score_mem", "uid")
 
     def __init__(self, pod: Pod) -> None:
@@ -72,6 +72,11 @@ class PodInfo:
         self.host_ports = _host_ports(pod)
         self.images = tuple(normalized_image_name(c.image)
                             for c in (*pod.spec.init_containers, *pod.spec.containers))
+        # "namespace/claim" of each persistentVolumeClaim volume (kube-scheduler PodPVCKeys; not the
+        # ephemeral ones), for the claims in use across the cluster (VolumeRestrictions' RWOP rule).
+        ns = pod.metadata.namespace
+        self.pvc_keys = tuple(f"{ns}/{v.persistent_volume_claim.claim_name}" for v in pod.spec.volumes
+                              if v.persistent_volume_claim is not None)
 
     @property
     def tolerations(self) -> list[Toleration]:
@@ -126,7 +131,7 @@ class NodeInfo:
 
     __slots__ = ("allocatable", "image_sizes", "labels", "name", "no_schedule_taints", "node",
                  "non0_cpu", "non0_mem", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
-                 "prefer_no_schedule_taints", "requested", "unschedulable", "used_ports")
+                 "prefer_no_schedule_taints", "pvc_refs", "requested", "unschedulable", "used_ports")
 
     def __init__(self, node: Node, pods: Iterable[PodInfo | Pod] = ()) -> None:
         self.requested = Resource()
@@ -138,6 +143,8 @@ class NodeInfo:
         self.pods_with_affinity: dict[str, PodInfo] = {}
         self.pods_with_required_anti_affinity: dict[str, PodInfo] = {}
         self.used_ports = HostPortInfo()
+        # "namespace/claim" -> how many of the node's pods use it (kube-scheduler PVCRefCounts).
+        self.pvc_refs: dict[str, int] = {}
         self.set_node(node)
         for p in pods:
             self.add_pod(p if isinstance(p, PodInfo) else PodInfo(p))
@@ -173,6 +180,8 @@ class NodeInfo:
         self.non0_mem += pi.non0_mem
         for port in pi.host_ports:
             self.used_ports.add(port)
+        for key in pi.pvc_keys:
+            self.pvc_refs[key] = self.pvc_refs.get(key, 0) + 1
 
     def remove_pod(self, pi: PodInfo) -> bool:
         cur = self.pods.pop(pi.uid, None)
@@ -186,6 +195,12 @@ class NodeInfo:
         self.non0_mem -= cur.non0_mem
         for port in cur.host_ports:
             self.used_ports.remove(port)
+        for key in cur.pvc_keys:
+            left = self.pvc_refs.get(key, 0) - 1
+            if left > 0:
+                self.pvc_refs[key] = left
+            else:
+                self.pvc_refs.pop(key, None)
         return True
 
     def clone(self) -> NodeInfo:

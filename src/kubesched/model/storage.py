@@ -232,3 +232,26 @@ class VolumeAttachment(msgspec.Struct, gc=False, omit_defaults=True):
 
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: VolumeAttachmentSpec = msgspec.field(default_factory=VolumeAttachmentSpec)
+
+
+# --- helpers (k8s.io/component-helpers/storage/volume, storage/ephemeral) -------------------------
+
+def claim_class(claim: PersistentVolumeClaim) -> str:
+    """GetPersistentVolumeClaimClass: the beta annotation first, then storageClassName; "" for none."""
+    annotated = claim.metadata.annotations.get(ANN_BETA_STORAGE_CLASS)
+    if annotated is not None:
+        return annotated
+    return claim.spec.storage_class_name or ""
+
+
+def volume_class(volume: PersistentVolume) -> str:
+    """GetPersistentVolumeClass: the beta annotation first, then storageClassName."""
+    annotated = volume.metadata.annotations.get(ANN_BETA_STORAGE_CLASS)
+    if annotated is not None:
+        return annotated
+    return volume.spec.storage_class_name
+
+
+def ephemeral_claim_name(pod_name: str, volume_name: str) -> str:
+    """ephemeral.VolumeClaimName: the claim the ephemeral-volume controller creates for the volume."""
+    return f"{pod_name}-{volume_name}"

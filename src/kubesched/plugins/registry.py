@@ -23,6 +23,7 @@ from kubesched.plugins import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    node_volume_limits,
     pod_topology_spread,
     pool_config,
     priority_sort,
@@ -31,6 +32,8 @@ from kubesched.plugins import (
     taint_toleration,
     unsupported_fields,
     volume_binding,
+    volume_restrictions,
+    volume_zone,
 )
 from kubesched.plugins.inter_pod_affinity import NamespaceLister
 from kubesched.plugins.pod_topology_spread import SelectorLister
@@ -60,6 +63,9 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
                    args_parser=resource_args.parse_node_resources_fit),
         PluginSpec(balanced_allocation.NAME, balanced_allocation.new,
                    args_parser=resource_args.parse_balanced_allocation),
+        PluginSpec(volume_restrictions.NAME, functools.partial(volume_restrictions.new, storage=storage)),
+        PluginSpec(node_volume_limits.NAME, functools.partial(node_volume_limits.new, storage=storage)),
+        PluginSpec(volume_zone.NAME, functools.partial(volume_zone.new, storage=storage)),
         PluginSpec(pod_topology_spread.NAME, functools.partial(pod_topology_spread.new, selectors=selectors),
                    args_parser=pod_topology_spread.parse_args),
         PluginSpec(inter_pod_affinity.NAME, functools.partial(inter_pod_affinity.new, namespaces=namespaces),

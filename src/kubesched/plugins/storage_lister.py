@@ -124,6 +124,20 @@ class StaticStorage(InformerStorage):
                          self.capacities, self.attachments)
 
 
+# What client-go's listers answer for a missing object (apierrors.NewNotFound: the resource, with its
+# group when it has one, then the quoted name); the volume plugins return it as their reason.
+def claim_not_found(name: str) -> str:
+    return f'persistentvolumeclaim "{name}" not found'
+
+
+def volume_not_found(name: str) -> str:
+    return f'persistentvolume "{name}" not found'
+
+
+def storage_class_not_found(name: str) -> str:
+    return f'storageclass.storage.k8s.io "{name}" not found'
+
+
 def no_storage() -> StaticStorage:
     """No storage object at all: what a plugin sees when it is built without informers."""
     return StaticStorage()
