@@ -14,6 +14,7 @@ from decimal import Decimal
 import msgspec
 
 from kubesched.framework.resources import quantity
+from kubesched.model.objects import NodeSelector
 from kubesched.model.storage import (
     ANN_BETA_STORAGE_CLASS,
     ANN_BOUND_BY_CONTROLLER,
@@ -28,10 +29,10 @@ from kubesched.plugins.node_selector import Selector
 FILESYSTEM = "Filesystem"
 STORAGE = "storage"
 
-# Parsed PV node affinities, by the PV's name and resourceVersion (a PV's spec changes only with
-# its resourceVersion): CheckNodeAffinity is the costly part of matching, run for every node.
+# Parsed PV node affinities: CheckNodeAffinity is the costly part of matching, run for every node.
+# Keyed by the affinity object's identity; the entry holds the object, so its id is not reused.
 _AFFINITY_CACHE_MAX = 50_000
-_affinities: dict[tuple[str, str], Selector | None] = {}
+_affinities: dict[int, tuple[NodeSelector, Selector]] = {}
 
 
 class MatchError(Exception):
@@ -63,17 +64,18 @@ def volume_capacity(pv: PersistentVolume) -> Decimal:
 
 
 def node_affinity_selector(pv: PersistentVolume) -> Selector | None:
-    """The PV's required node affinity, parsed once per PV version; None when it has none."""
-    key = (pv.metadata.name, pv.metadata.resource_version)
-    try:
-        return _affinities[key]
-    except KeyError:
-        pass
+    """The PV's required node affinity, parsed once per object; None when it has none."""
     affinity = pv.spec.node_affinity
-    parsed = None if affinity is None or affinity.required is None else Selector.parse(affinity.required)
+    if affinity is None or affinity.required is None:
+        return None
+    required = affinity.required
+    hit = _affinities.get(id(required))
+    if hit is not None and hit[0] is required:
+        return hit[1]
+    parsed = Selector.parse(required)
     if len(_affinities) >= _AFFINITY_CACHE_MAX:
         _affinities.clear()
-    _affinities[key] = parsed
+    _affinities[id(required)] = (required, parsed)
     return parsed
 
 
