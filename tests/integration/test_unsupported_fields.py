@@ -76,6 +76,12 @@ def _message(fields: str) -> re.Pattern[str]:
 @pytest.fixture(scope="module")
 def created(plane: Kube, kubesched: KubeschedProcess) -> Any:
     plane.namespace(NS)
+    # The claim exists, unbound: VolumeRestrictions (before UnsupportedPodFields) would report a
+    # missing one in kube-scheduler's words instead.
+    plane.create(f"/api/v1/namespaces/{NS}/persistentvolumeclaims", {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                 "resources": {"requests": {"storage": "1Gi"}}}})
     for name, (spec, _) in PODS.items():
         create_pod(plane, NS, _manifest(name, spec))
     create_pod(plane, NS, _manifest("plain", {}))

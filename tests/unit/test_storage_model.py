@@ -4,6 +4,7 @@ and the storage informers reach the queue with kube-scheduler's event names."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -266,8 +267,9 @@ def test_storage_events_are_labelled_as_kube_scheduler_labels_them() -> None:
 def test_storage_handlers_report_add_update_delete() -> None:
     moved: list[ClusterEvent] = []
 
-    def move(event: ClusterEvent) -> int:
+    def move(event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None) -> int:
         moved.append(event)
+        assert pre_check is None
         return 0
 
     handlers = StorageHandlers(move, EventResource.STORAGE_CLASS)
@@ -314,3 +316,25 @@ def test_the_snapshot_counts_the_claims_pods_use_across_nodes() -> None:
     cache.add_pod(make_pod("third", "ns").volume("v", claim="data").volume("e", ephemeral=True).node("b").obj())
     cache.add_node(make_node("c").obj())
     assert cache.snapshot().used_pvcs == {"ns/data": 1}
+
+
+def test_a_claims_events_move_only_the_pods_that_use_it() -> None:
+    checks: list[Callable[[Pod], bool] | None] = []
+
+    def move(event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None) -> int:
+        checks.append(pre_check)
+        return 0
+
+    handlers = StorageHandlers(move, EventResource.PERSISTENT_VOLUME_CLAIM)
+    claim = _decode(PersistentVolumeClaim, {"metadata": {"name": "web-scratch", "namespace": "ns"}})
+    handlers.on_add(claim)
+    handlers.on_update(claim, claim)
+    handlers.on_delete(claim)
+    add, update, delete = checks
+    assert add is not None
+    assert update is not None
+    assert delete is None
+    assert add(make_pod("user", "ns").volume("v", claim="web-scratch").obj())
+    assert add(make_pod("web", "ns").volume("scratch", ephemeral=True).obj())  # its ephemeral claim
+    assert not add(make_pod("user", "other").volume("v", claim="web-scratch").obj())
+    assert not add(make_pod("web", "ns").volume("other", ephemeral=True).volume("x", claim="y").obj())
