@@ -21,7 +21,6 @@ from .sched_helpers import (
     compare_failure_message,
     container,
     create_pod,
-    delete_pod_now,
     get_pod,
     pod_manifest,
     wait_bound,
@@ -216,9 +215,18 @@ def test_stateful_set_replicas_follow_their_local_pvs(plane: Kube, ns: str) -> N
         # Each replica's claim is Bound to the PV on the replica's own node.
         assert wait_claim_bound(plane, ns, f"data-{pod}") == f"vb-sts-{node}"
     assert sorted(placed.values()) == sorted(WORKERS)
-    # A deleted replica comes back, and its claim's PV brings it to the same node.
-    delete_pod_now(plane, ns, "db-1")
-    again = wait_for("db-1 back and Running", lambda: (placement() or {}).get("db-1"), timeout=60)
+    # A deleted replica comes back (a new pod of the same name), and its claim's PV brings it to the
+    # same node.
+    old_uid = get_pod(plane, ns, "db-1")["metadata"]["uid"]
+    plane.delete(f"/api/v1/namespaces/{ns}/pods/db-1?gracePeriodSeconds=0")
+
+    def replaced() -> str | None:
+        status, pod = plane.request("GET", f"/api/v1/namespaces/{ns}/pods/db-1")
+        if status != 200 or pod["metadata"]["uid"] == old_uid or pod.get("status", {}).get("phase") != "Running":
+            return None
+        return str(pod["spec"]["nodeName"])
+
+    again = wait_for("a new db-1 Running", replaced, timeout=60)
     assert again == placed["db-1"]
     assert get_pod(plane, ns, "db-1")["spec"]["schedulerName"] == KUBESCHED
     pending = [p["metadata"]["name"] for p in plane.pods(ns, "app=db") if p["status"].get("phase") != "Running"]
