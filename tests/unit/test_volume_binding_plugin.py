@@ -9,6 +9,7 @@ import asyncio
 from typing import Any
 
 import msgspec
+import numpy as np
 import pytest
 
 from kubesched.config import ConfigError, loads
@@ -173,17 +174,46 @@ def test_no_pv_fits_anywhere() -> None:
     assert result.message() == "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
 
 
-@pytest.mark.parametrize("bound_on", ["node1", "node2", "node3"])
-def test_batch_and_per_node_filters_agree(bound_on: str) -> None:
-    st = storage([bound_pvc], [pv("pv-bound", bound_on, "1G", bound_to=bound_pvc)])
-    pl = plugin(st)
-    pod = PodInfo(pod_with("bound-pvc"))
-    snap = snapshot_with(list(NODES))
-    state = CycleState()
-    pl.pre_filter(state, pod, snap)
-    batch = pl.filter_batch(state, pod, snap, snap.all_rows)
-    assert batch is not None
-    assert [bool(x) for x in batch] == [pl.filter(state, pod, ni) is None for ni in snap.node_infos]
+FOUR = [f.node(f"node{i}") for i in range(1, 5)]
+_WFFC_PVS = [pv("a", "node2", "5G"), pv("b", "node1", "10G"), pv("c", "node2", "2G"), pv("d", "node3", "2G"),
+             pv("e", "node3", "2000M"), pv("f", "node4", "500M"), pv("g", "", "20G", cls="other")]
+_AWAY = pv("pv-bound", "node3", "1G", bound_to=bound_pvc)
+
+
+@pytest.mark.parametrize(("claims", "pvs", "volumes"), [
+    pytest.param([bound_pvc], [pv_bound], ["bound-pvc"], id="bound"),
+    pytest.param([bound_pvc], [_AWAY], ["bound-pvc"], id="bound-elsewhere"),
+    pytest.param([bound_pvc], [], ["bound-pvc"], id="bound-pv-gone"),
+    pytest.param([unbound_pvc], _WFFC_PVS, ["unbound-pvc"], id="wffc-smallest-per-node"),
+    pytest.param([unbound_pvc, bound_pvc], [*_WFFC_PVS, _AWAY], ["bound-pvc", "unbound-pvc"], id="bound-and-wffc"),
+    pytest.param([unbound_pvc, bound_pvc], _WFFC_PVS, ["bound-pvc", "unbound-pvc"], id="wffc-and-gone-pv"),
+    pytest.param([pvc("big", "15G")], _WFFC_PVS, ["big"], id="wffc-nothing-fits"),
+    # Per node (the batch declines these shapes): two claims, a provisioning class, a pre-bound PV.
+    pytest.param([unbound_pvc, f.unbound_pvc2], _WFFC_PVS, ["unbound-pvc", "unbound-pvc2"], id="two-wffc"),
+    pytest.param([f.provisioned_pvc], [], ["provisioned-pvc"], id="provisioning"),
+    pytest.param([unbound_pvc], [*_WFFC_PVS, pv("pre", "node4", "9G", bound_to=unbound_pvc)], ["unbound-pvc"],
+                 id="prebound-pv"),
+])
+def test_batch_and_per_node_filters_agree(claims: list[PersistentVolumeClaim], pvs: list[PersistentVolume],
+                                          volumes: list[str]) -> None:
+    pl = plugin(storage(claims, pvs))
+    pod = PodInfo(pod_with(*volumes))
+    snap = snapshot_with(list(FOUR))
+    batch_state, node_state = CycleState(), CycleState()
+    assert pl.pre_filter(batch_state, pod, snap)[1] is None
+    assert pl.pre_filter(node_state, pod, snap)[1] is None
+    mask = pl.filter_batch(batch_state, pod, snap, snap.all_rows)
+    assert mask is not None
+    per_node = [pl.filter(node_state, pod, ni) for ni in snap.node_infos]
+    assert [bool(x) for x in mask] == [s is None for s in per_node]
+    rejected = np.flatnonzero(~mask)
+    assert pl.filter_statuses(batch_state, pod, snap, rejected) == [per_node[r] for r in rejected.tolist()]
+
+    def chosen(state: CycleState) -> dict[str, list[tuple[str, str]]]:
+        by_node = state.read(NAME).by_node
+        return {n: [(b.pvc.metadata.name, b.pv.metadata.name) for b in v.static_bindings]
+                for n, v in by_node.items() if v.static_bindings}
+    assert chosen(batch_state) == chosen(node_state)
 
 
 @pytest.mark.parametrize(("shape", "requested", "capacity", "want"), [

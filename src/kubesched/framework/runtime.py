@@ -31,12 +31,18 @@ def _as_error(point: str, plugin: str, status: Status) -> Status:
 # Its PostFilter fails with this error when a PreFilter rejected the pod as unresolvable before
 # DynamicResources' own PreFilter wrote its state, and that error ends the PostFilter run: the
 # message then ends in " not found" (seen on the plane for a missing claim), no preemption is tried.
+# Only kube-scheduler's own PreFilters (those before DynamicResources in its default profile) are
+# taken to do so; a rejection by kubesched's or an out-of-tree plugin keeps preemption's message.
 DRA_STATE_NOT_FOUND = "not found"
+_BEFORE_DYNAMIC_RESOURCES = frozenset({
+    "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"})
 
 
 def _dra_post_filter_fails(fit_error: FitError) -> bool:
     d = fit_error.diagnosis
-    return bool(d.pre_filter_msg) and d.absent_nodes_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    return (bool(d.pre_filter_msg) and d.absent_nodes_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            and bool(d.unschedulable_plugins) and d.unschedulable_plugins <= _BEFORE_DYNAMIC_RESOURCES)
 
 
 def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:

@@ -23,6 +23,7 @@ from kubesched.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
+from kubesched.plugins.inter_pod_affinity.terms import Selector as LabelMatcher
 from kubesched.plugins.inter_pod_affinity.terms import SelectorError, parse_selector
 from kubesched.plugins.node_selector import Selector
 
@@ -108,6 +109,17 @@ def is_bound_to_claim(pv: PersistentVolume, claim: PersistentVolumeClaim) -> boo
     return not ref.uid or ref.uid == meta.uid
 
 
+def claim_selector(claim: PersistentVolumeClaim) -> LabelMatcher | None:
+    """The claim's PV selector, None when it has none. Raises MatchError when it does not parse."""
+    if claim.spec.selector is None:
+        return None
+    try:
+        return parse_selector(claim.spec.selector)
+    except SelectorError as e:
+        meta = claim.metadata
+        raise MatchError(f"error creating internal label selector for claim: {meta.namespace}/{meta.name}: {e}") from e
+
+
 def find_matching_volume(claim: PersistentVolumeClaim, volumes: Iterable[PersistentVolume],
                          node_labels: Mapping[str, str], excluded: Collection[str]) -> PersistentVolume | None:
     """FindMatchingVolume on the scheduler's path: the PV pre-bound to the claim if there is one
@@ -116,14 +128,7 @@ def find_matching_volume(claim: PersistentVolumeClaim, volumes: Iterable[Persist
     chosen for the pod's other claims. Raises MatchError for a selector that does not parse."""
     requested = requested_storage(claim)
     requested_class = claim_class(claim)
-    selector = None
-    if claim.spec.selector is not None:
-        try:
-            selector = parse_selector(claim.spec.selector)
-        except SelectorError as e:
-            meta = claim.metadata
-            raise MatchError(f"error creating internal label selector for claim: "
-                             f"{meta.namespace}/{meta.name}: {e}") from e
+    selector = claim_selector(claim)
     smallest: PersistentVolume | None = None
     smallest_size = Decimal(0)
     for pv in volumes:

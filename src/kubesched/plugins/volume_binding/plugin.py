@@ -27,9 +27,8 @@ from kubesched.framework.status import SKIP, Code, SchedulingError, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.storage_lister import StorageLister, no_storage
 from kubesched.plugins.volume_binding.args import DEFAULT_BIND_TIMEOUT_SECONDS, default_shape
+from kubesched.plugins.volume_binding.batch import BatchVerdicts, filter_rows
 from kubesched.plugins.volume_binding.binder import (
-    ERR_REASON_NODE_CONFLICT,
-    ERR_REASON_PV_NOT_EXIST,
     ERR_UNBOUND_IMMEDIATE,
     BinderError,
     ClaimProblem,
@@ -38,27 +37,27 @@ from kubesched.plugins.volume_binding.binder import (
     VolumeBinder,
     has_claims,
 )
-from kubesched.plugins.volume_binding.matching import node_affinity_selector
 from kubesched.plugins.volume_binding.prebind import VolumeBindingWaiter
 from kubesched.plugins.volume_binding.scorer import VolumeScorer, build_scorer, class_resources
 
 NAME = "VolumeBinding"
 
-_NODE_CONFLICT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_CONFLICT)
-_PV_NOT_EXIST = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_PV_NOT_EXIST)
 
 
 class _State:
     """Written at PreFilter, filled by Filter, read by Reserve and PreBind. It has no clone(): a
     cloned CycleState shares it, as kube-scheduler's stateData.Clone returns itself."""
 
-    __slots__ = ("all_bound", "by_node", "claims", "has_static_bindings")
+    __slots__ = ("all_bound", "by_node", "claims", "has_static_bindings", "statuses", "verdicts")
 
     def __init__(self, claims: PodVolumeClaims | None = None) -> None:
         self.claims = claims
         self.by_node: dict[str, PodVolumes] = {}
         self.all_bound = False
         self.has_static_bindings = False
+        # The statuses of the rows filter_batch rejected (snapshot row -> status).
+        self.statuses: dict[int, Status] = {}
+        self.verdicts: BatchVerdicts | None = None
 
 
 def _missing_state() -> Status:
@@ -128,31 +127,51 @@ class VolumeBinding:
         return None
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
-        """Claims that are all bound only ask their PVs' node affinity: one column per PV. Then no
-        node keeps a PodVolumes, which Reserve and Score read as kube-scheduler reads an empty one."""
+        """Bound claims, and one WaitForFirstConsumer claim for static PVs, by columns (batch.py);
+        other shapes node by node. Either way the rejected rows' statuses are kept for
+        filter_statuses, and the passing nodes' PodVolumes for Reserve and Score."""
         s: _State | None = state.get(NAME)
-        if s is None or s.claims is None or s.claims.unbound_delay_binding:
-            return self._filter_rows(state, pod, snapshot, rows)
-        mask = np.ones(len(rows), dtype=np.bool_)
-        for pvc in s.claims.bound:
-            pv = self.binder.pv_cache.get(pvc.spec.volume_name)
-            if pv is None:
-                mask[:] = False
-                break
-            selector = node_affinity_selector(pv)
-            if selector is not None:
-                np.logical_and(mask, selector.mask(snapshot, rows), out=mask)
-        return mask
+        if s is None or s.claims is None:
+            raise_error(_missing_state())
+            return None
+        verdicts = filter_rows(self.binder, s.claims, snapshot, rows)
+        if verdicts is None:
+            return self._filter_rows(s, state, pod, snapshot, rows)
+        s.verdicts = verdicts
+        s.by_node.update(verdicts.volumes)
+        s.has_static_bindings = s.has_static_bindings or bool(verdicts.volumes)
+        return verdicts.passing
 
-    def _filter_rows(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools:
+    def _filter_rows(self, s: _State, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools:
         infos = snapshot.node_infos
         mask = np.zeros(len(rows), dtype=np.bool_)
+        statuses: dict[int, Status] = {}
         for i, r in enumerate(rows.tolist()):
-            s = self.filter(state, pod, infos[r])
-            if s is not None and not s.is_rejected():
-                raise_error(s)
-            mask[i] = s is None
+            status = self.filter(state, pod, infos[r])
+            if status is None:
+                mask[i] = True
+            elif status.is_rejected():
+                statuses[r] = status
+            else:
+                raise_error(status)
+        s.statuses = statuses
+        s.verdicts = None
         return mask
+
+    def filter_statuses(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> list[Status]:
+        s: _State | None = state.get(NAME)
+        if s is not None and s.verdicts is not None:
+            verdicts = s.verdicts
+            distinct = verdicts.distinct
+            fallback = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            return [distinct[c] if c >= 0 else fallback for c in verdicts.codes[rows].tolist()]
+        kept = s.statuses if s is not None else {}
+        infos = snapshot.node_infos
+        out: list[Status] = []
+        for r in rows.tolist():
+            status = kept.get(r) or self.filter(state, pod, infos[r])
+            out.append(status if status is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+        return out
 
     # --- PreScore / Score ------------------------------------------------------------------------
 
