@@ -110,6 +110,11 @@ _deleting = msgspec.structs.replace(pv_node1a, metadata=msgspec.structs.replace(
     pytest.param(unbound_pvc, [msgspec.structs.replace(pv_node1a, status=msgspec.structs.replace(
         pv_node1a.status, phase="Released"))], (), None, id="not-available"),
     pytest.param(unbound_pvc, [_deleting], (), None, id="being-deleted"),
+    pytest.param(unbound_pvc, [_with(pv_node1a, volume_attributes_class_name="gold")], (), None,
+                 id="attributes-class-on-pv-only"),
+    pytest.param(_claim_with(unbound_pvc, volume_attributes_class_name="gold"),
+                 [pv_node1a, _with(pv_node1b, volume_attributes_class_name="gold")], (), "pv-node1b",
+                 id="same-attributes-class"),
     pytest.param(unbound_pvc, [pv("p", "node1", "5G", bound_to=bound_pvc)], (), None, id="bound-to-another-claim"),
     # A PV pre-bound to the claim wins over a smaller one; on a node it does not fit, nothing matches.
     pytest.param(unbound_pvc, [pv("small", "node1", "1G"), pv("pre", "node1", "10G", bound_to=unbound_pvc)], (),

@@ -32,6 +32,7 @@ from kubesched.plugins.volume_binding.binder import (
 from kubesched.plugins.volume_binding.matching import (
     MatchError,
     access_modes_fit,
+    attributes_class_mismatch,
     claim_class,
     claim_selector,
     is_bound_to_claim,
@@ -81,7 +82,7 @@ def _static_candidates(claim: PersistentVolumeClaim,
             if is_bound_to_claim(pv, claim):
                 return None
             continue
-        if (volume_capacity(pv) < requested or volume_mode_mismatch(claim, pv)
+        if (volume_capacity(pv) < requested or volume_mode_mismatch(claim, pv) or attributes_class_mismatch(claim, pv)
                 or pv.metadata.deletion_timestamp is not None or pv.status.phase != VOLUME_AVAILABLE
                 or (selector is not None and not selector.matches(pv.metadata.labels))
                 or volume_class(pv) != cls or not access_modes_fit(claim, pv)):

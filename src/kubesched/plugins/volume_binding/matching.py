@@ -92,6 +92,11 @@ def volume_mode_mismatch(claim: PersistentVolumeClaim, pv: PersistentVolume) -> 
     return (claim.spec.volume_mode or FILESYSTEM) != (pv.spec.volume_mode or FILESYSTEM)
 
 
+def attributes_class_mismatch(claim: PersistentVolumeClaim, pv: PersistentVolume) -> bool:
+    """VolumeAttributesClass (GA in v1.34): the claim's and the PV's classes must be the same."""
+    return (claim.spec.volume_attributes_class_name or "") != (pv.spec.volume_attributes_class_name or "")
+
+
 def access_modes_fit(claim: PersistentVolumeClaim, pv: PersistentVolume) -> bool:
     """CheckAccessModes: the PV offers every mode the claim asks for."""
     offered = set(pv.spec.access_modes)
@@ -138,7 +143,8 @@ def find_matching_volume(claim: PersistentVolumeClaim, volumes: Iterable[Persist
         if pv.spec.claim_ref is not None and not bound_here:
             continue
         size = volume_capacity(pv)
-        if size < requested or volume_mode_mismatch(claim, pv) or pv.metadata.deletion_timestamp is not None:
+        if (size < requested or volume_mode_mismatch(claim, pv) or attributes_class_mismatch(claim, pv)
+                or pv.metadata.deletion_timestamp is not None):
             continue
         fits_node = check_node_affinity(pv, node_labels)
         if bound_here:
