@@ -18,6 +18,7 @@ from .cli_leader import apply_flags, elector_for, leader_election_options
 from .config import ConfigError, load
 from .config.types import SchedulerConfig
 from .framework import PluginSpec, ProfileError
+from .framework.events import STORAGE_RESOURCES
 from .outoftree import ENTRY_POINT_GROUP, PluginLoadError, out_of_tree_plugins
 from .plugins import unsupported_fields
 from .plugins.registry import in_tree_registry
@@ -123,8 +124,9 @@ def _valid_address(address: str) -> bool:
 async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight: int, address: str = "",
                 failure_limit: float = DEFAULT_FAILURE_LIMIT, out_of_tree: Sequence[PluginSpec] = ()) -> None:
     conn = config.client_connection
+    # Every informer's watch holds a connection of its own: 8, and one per storage resource.
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
-                         max_connections=binds_in_flight + 8) as client:
+                         max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES)) as client:
         scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit,
                               out_of_tree=out_of_tree, elector=elector_for(client, config.leader_election))
         loop = asyncio.get_running_loop()

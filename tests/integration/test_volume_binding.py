@@ -43,10 +43,11 @@ def ns(plane: Kube, kubesched: KubeschedProcess) -> Iterator[str]:
         plane.delete(f"/api/v1/persistentvolumes/{pv['metadata']['name']}")
 
 
-def storage_class(kube: Kube, name: str, mode: str = WFFC, provisioner: str = NO_PROVISIONER) -> str:
+def storage_class(kube: Kube, name: str, mode: str = WFFC, provisioner: str = NO_PROVISIONER,
+                  **extra: Any) -> str:
     kube.create("/apis/storage.k8s.io/v1/storageclasses", {
         "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
-        "provisioner": provisioner, "volumeBindingMode": mode})
+        "provisioner": provisioner, "volumeBindingMode": mode, **extra})
     return name
 
 
@@ -181,6 +182,27 @@ def test_unbound_immediate_claim_has_kube_schedulers_message(plane: Kube, ns: st
     compare_failure_message(plane, ns, claim_pod("immediate-ref", None, "unbound-immediate"),
                             claim_pod("immediate-ours", KUBESCHED, "unbound-immediate"),
                             reasons=("pod has unbound immediate PersistentVolumeClaims",))
+
+
+def test_provisioned_claim_gets_the_selected_node(plane: Kube, ns: str) -> None:
+    # A class for a provisioner that never comes, allowed on kind-worker2 only: both schedulers give
+    # the claim volume.kubernetes.io/selected-node and then wait in PreBind; the pods stay unbound.
+    topology = [{"matchLabelExpressions": [{"key": HOSTNAME, "values": ["kind-worker2"]}]}]
+    for side, scheduler in SIDES.items():
+        sc = storage_class(plane, f"vb-provisioned-{side}", provisioner="example.com/absent",
+                           allowedTopologies=topology)
+        claim(plane, ns, f"provisioned-{side}", "1Gi", sc)
+        create_pod(plane, ns, claim_pod(f"provisioned-{side}", scheduler, f"provisioned-{side}"))
+
+    def selected(side: str) -> str | None:
+        return (get_claim(plane, ns, f"provisioned-{side}")["metadata"].get("annotations") or {}).get(
+            "volume.kubernetes.io/selected-node")
+
+    assert wait_for("kube-scheduler's selected node", lambda: selected("ref")) == "kind-worker2"
+    assert wait_for("kubesched's selected node", lambda: selected("ours")) == "kind-worker2"
+    for side in SIDES:
+        assert not get_pod(plane, ns, f"provisioned-{side}")["spec"].get("nodeName")
+        plane.delete(f"/api/v1/namespaces/{ns}/pods/provisioned-{side}?gracePeriodSeconds=0")
 
 
 def _stateful_set(name: str, sc: str) -> dict[str, Any]:
