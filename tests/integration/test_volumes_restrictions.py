@@ -63,13 +63,14 @@ class Row:
     occupants: tuple[tuple[str, str], ...] = ()  # (node, claim): pods already running there
     csi_limit: int | None = None  # a CSINode on every node, DRIVER allowed this many volumes
     reasons: tuple[str, ...] = ()
+    big: str = ""  # a node with twice the cpu, so that it alone scores best where several fit
 
 
 ROWS = [
     pytest.param(Row({"a": {}, "b": {}}, (Claim("data", "ReadWriteOncePod"),), ("data",), None,
                      occupants=(("a", "data"),), reasons=("2 " + RWOP_REASON,)),
                  id="rwop-claim-in-use"),
-    pytest.param(Row({"a": {}, "b": {}}, (Claim("data", "ReadWriteOncePod"),), ("data",), "b"),
+    pytest.param(Row({"a": {}, "b": {}}, (Claim("data", "ReadWriteOncePod"),), ("data",), "b", big="b"),
                  id="rwop-claim-free"),
     pytest.param(Row({"a": {ZONE: "z1", REGION: "r1"}, "b": {ZONE: "z2", REGION: "r1"}},
                      (Claim("data", pv_labels={ZONE: "z2"}),), ("data",), "b"),
@@ -88,8 +89,9 @@ ROWS = [
                      ("two",), None, occupants=(("a", "one"), ("b", "three")), csi_limit=1,
                      reasons=("2 node(s) exceed max volume count",)),
                  id="csinode-limit-reached-everywhere"),
-    pytest.param(Row({"a": {}, "b": {}}, (Claim("one", csi=True),), ("one",), "a",
-                     occupants=(("a", "one"),), csi_limit=1),
+    # Both nodes full; on a, the pod's volume is the one already there, so it adds nothing.
+    pytest.param(Row({"a": {}, "b": {}}, (Claim("one", csi=True), Claim("three", csi=True)), ("one",), "a",
+                     occupants=(("a", "one"), ("b", "three")), csi_limit=1),
                  id="csinode-limit-a-shared-volume-counts-once"),
 ]
 
@@ -147,9 +149,8 @@ def test_volume_row(volume_plane: Kube, row: Row, request: pytest.FixtureRequest
     ns = kube.namespace(f"vol-{rid}")
     names = {short: f"{rid}-{short}" for short in row.nodes}
     pvs = [f"{rid}-{c.name}" for c in row.claims]
-    create_nodes(kube, [node_manifest(NodeSpec(names[s], dict(labels), (), {"cpu": "4", "memory": "8Gi",
-                                                                             "pods": "110"}))
-                        for s, labels in row.nodes.items()])
+    create_nodes(kube, [node_manifest(NodeSpec(names[s], dict(labels), (), {
+        "cpu": "8" if s == row.big else "4", "memory": "8Gi", "pods": "110"})) for s, labels in row.nodes.items()])
     try:
         if row.csi_limit is not None:
             for name in names.values():
