@@ -31,7 +31,7 @@ from kubesched.plugins.registry import in_tree_registry
 from kubesched.plugins.storage_lister import StaticStorage
 from kubesched.plugins.volume_binding import NAME, VolumeBinding, new, parse_args
 from kubesched.plugins.volume_binding.scorer import build_scorer
-from tests.builders import make_pod
+from tests.builders import make_pod, make_pv, term
 from tests.unit import volume_fixtures as f
 from tests.unit.scheduling_helpers import schedule, snapshot_with
 from tests.unit.volume_fixtures import (
@@ -174,7 +174,27 @@ def test_no_pv_fits_anywhere() -> None:
     assert result.message() == "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
 
 
-FOUR = [f.node(f"node{i}") for i in range(1, 5)]
+FOUR = [f.node(f"node{i}", zone="a" if i < 3 else "b") for i in range(1, 5)]
+
+
+def _multi_value(name: str, size: str, *nodes: str) -> PersistentVolume:
+    return make_pv(name).capacity(size).storage_class(f.WAIT).phase("Available").node_affinity(
+        term((f.NODE_LABEL, "In", list(nodes)))).obj()
+
+
+def _two_terms(name: str, size: str) -> PersistentVolume:
+    # node3 by name, or zone a with node2's label: node2 and node3.
+    return make_pv(name).capacity(size).storage_class(f.WAIT).phase("Available").node_affinity(
+        term((f.NODE_LABEL, "In", ["node3"])), term(("zone", "In", ["a"]), (f.NODE_LABEL, "NotIn", ["node1"]))).obj()
+
+
+def _with_fields(name: str, size: str, bound_to: PersistentVolumeClaim | None = None) -> PersistentVolume:
+    # matchFields on metadata.name: ignored by CheckNodeAffinity, so zone b decides (node3, node4).
+    b = make_pv(name).capacity(size).storage_class(f.WAIT).phase("Available").node_affinity(
+        term(("zone", "In", ["b"]), fields=(("metadata.name", "In", ["node3"]),)))
+    if bound_to is not None:
+        b.claim_ref(NS, bound_to.metadata.name, bound_to.metadata.uid)
+    return b.obj()
 _WFFC_PVS = [pv("a", "node2", "5G"), pv("b", "node1", "10G"), pv("c", "node2", "2G"), pv("d", "node3", "2G"),
              pv("e", "node3", "2000M"), pv("f", "node4", "500M"), pv("g", "", "20G", cls="other")]
 _AWAY = pv("pv-bound", "node3", "1G", bound_to=bound_pvc)
@@ -188,6 +208,14 @@ _AWAY = pv("pv-bound", "node3", "1G", bound_to=bound_pvc)
     pytest.param([unbound_pvc, bound_pvc], [*_WFFC_PVS, _AWAY], ["bound-pvc", "unbound-pvc"], id="bound-and-wffc"),
     pytest.param([unbound_pvc, bound_pvc], _WFFC_PVS, ["bound-pvc", "unbound-pvc"], id="wffc-and-gone-pv"),
     pytest.param([pvc("big", "15G")], _WFFC_PVS, ["big"], id="wffc-nothing-fits"),
+    pytest.param([unbound_pvc], [*_WFFC_PVS, _multi_value("h", "3G", "node1", "node4"), _two_terms("i", "3G")],
+                 ["unbound-pvc"], id="wffc-multi-value-and-two-terms"),
+    pytest.param([unbound_pvc], [_two_terms("j", "5G"), pv("k", "", "5G"), _multi_value("l", "5G", "node4")],
+                 ["unbound-pvc"], id="wffc-tie-across-shapes-and-everywhere"),
+    pytest.param([unbound_pvc], [_with_fields("m", "3G"), pv("n", "node2", "4G")], ["unbound-pvc"],
+                 id="wffc-match-fields-are-not-checked"),
+    pytest.param([bound_pvc], [_with_fields("pv-bound", "1G", bound_to=bound_pvc)], ["bound-pvc"],
+                 id="bound-match-fields-are-not-checked"),
     # Per node (the batch declines these shapes): two claims, a provisioning class, a pre-bound PV.
     pytest.param([unbound_pvc, f.unbound_pvc2], _WFFC_PVS, ["unbound-pvc", "unbound-pvc2"], id="two-wffc"),
     pytest.param([f.provisioned_pvc], [], ["provisioned-pvc"], id="provisioning"),

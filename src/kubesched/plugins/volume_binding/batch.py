@@ -19,6 +19,7 @@ from kubesched.framework.interface import Bools, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.model.storage import ANN_SELECTED_NODE, VOLUME_AVAILABLE, PersistentVolume, PersistentVolumeClaim
+from kubesched.plugins.node_selector import Selector
 from kubesched.plugins.volume_binding.binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
@@ -60,9 +61,68 @@ class BatchVerdicts:
         return None if code < 0 else self.distinct[code]
 
 
+_NONE = np.iinfo(np.intp).max
+
+
 def _column(pv: PersistentVolume, snapshot: Snapshot, rows: Rows) -> Bools:
     selector = node_affinity_selector(pv)
-    return np.ones(len(rows), dtype=np.bool_) if selector is None else selector.mask(snapshot, rows)
+    if selector is None:
+        return np.ones(len(rows), dtype=np.bool_)
+    return _mask(selector, snapshot, rows)
+
+
+def _mask(selector: Selector, snapshot: Snapshot, rows: Rows) -> Bools:
+    if any(t.fields for t in selector.terms):
+        # CheckNodeAffinity matches a node made of labels only: its matchFields are not checked.
+        infos = snapshot.node_infos
+        return np.fromiter((selector.matches(infos[r].labels, "") for r in rows.tolist()), dtype=np.bool_,
+                           count=len(rows))
+    return selector.mask(snapshot, rows)
+
+
+def _single_in(selector: Selector) -> tuple[str, tuple[str, ...]] | None:
+    """(key, values) of an affinity that is one `key In values` (a local PV's hostname, a zone)."""
+    if len(selector.terms) != 1:
+        return None
+    term = selector.terms[0]
+    if not term.valid or term.fields or len(term.labels) != 1 or term.labels[0].op != "In":
+        return None
+    return term.labels[0].key, term.labels[0].values
+
+
+def smallest_per_row(candidates: Sequence[PersistentVolume], snapshot: Snapshot, rows: Rows) -> npt.NDArray[np.intp]:
+    """For each row, the index of the first candidate whose node affinity the node satisfies; -1 for
+    none. Single `key In values` affinities go by the label's codes at once, others by a column."""
+    best = np.full(len(rows), _NONE, dtype=np.intp)
+    by_key: dict[str, tuple[list[int], list[int]]] = {}
+    for i, pv in enumerate(candidates):
+        selector = node_affinity_selector(pv)
+        if selector is None:
+            np.minimum(best, i, out=best)  # fits every node: no later candidate can come first
+            break
+        simple = _single_in(selector)
+        if simple is None:
+            np.minimum(best, np.where(_mask(selector, snapshot, rows), i, _NONE), out=best)
+            continue
+        key, values = simple
+        codes, indexes = by_key.setdefault(key, ([], []))
+        for value in values:
+            code = snapshot.label_code(key, value)
+            if code >= 0:
+                codes.append(code)
+                indexes.append(i)
+    for key, (codes, indexes) in by_key.items():
+        column = snapshot.label_codes.get(key)
+        if column is None or not codes:
+            continue
+        first_by_code = np.full(len(snapshot.label_values[key]), _NONE, dtype=np.intp)
+        np.minimum.at(first_by_code, np.array(codes, dtype=np.intp), np.array(indexes, dtype=np.intp))
+        col = snapshot.take(column, rows)
+        labelled = col >= 0
+        found = np.full(len(rows), _NONE, dtype=np.intp)
+        found[labelled] = first_by_code[col[labelled]]
+        np.minimum(best, found, out=best)
+    return np.where(best == _NONE, -1, best)
 
 
 def _static_candidates(claim: PersistentVolumeClaim,
@@ -127,11 +187,7 @@ def filter_rows(binder: VolumeBinder, claims: PodVolumeClaims, snapshot: Snapsho
         if found is None:
             return None
         candidates = found
-        for i, pv in enumerate(candidates):
-            fresh = (chosen < 0) & _column(pv, snapshot, rows)
-            chosen[fresh] = i
-            if not (chosen < 0).any():
-                break
+        chosen = smallest_per_row(candidates, snapshot, rows)
         unbound_ok = chosen >= 0
     passing = bound_ok & unbound_ok & pvs_found
     # Each rejected row's verdict as 3 bits (bound PVs fit, unbound claim fits, bound PVs exist).
