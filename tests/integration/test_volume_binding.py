@@ -168,6 +168,12 @@ def test_no_pv_fits_has_kube_schedulers_message(plane: Kube, ns: str) -> None:
     compare_failure_message(plane, ns, claim_pod("nofit-ref", None, "nofit-ref"),
                             claim_pod("nofit-ours", KUBESCHED, "nofit-ours"),
                             reasons=("node(s) didn't find available persistent volumes to bind",))
+    # A PV that fits arrives: its event requeues the pods, which then get it.
+    for side in SIDES:
+        local_pv(plane, f"vb-nofit-{side}-c", "2Gi", "kind-worker3", f"vb-nofit-{side}")
+    for side in SIDES:
+        assert wait_bound(plane, ns, f"nofit-{side}", timeout=40) == "kind-worker3"
+        assert wait_claim_bound(plane, ns, f"nofit-{side}") == f"vb-nofit-{side}-c"
 
 
 def test_missing_claim_has_kube_schedulers_message(plane: Kube, ns: str) -> None:
