@@ -6,7 +6,7 @@ and the assumption of that choice in the volume cache. PreBind's API side is in 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -21,10 +21,7 @@ from kubesched.model.storage import (
     CSIStorageCapacity,
     PersistentVolume,
     PersistentVolumeClaim,
-    StorageClass,
-    TopologySelectorTerm,
 )
-from kubesched.plugins.inter_pod_affinity.terms import SelectorError, parse_selector
 from kubesched.plugins.storage_lister import StorageLister
 from kubesched.plugins.volume_binding.assume_cache import AssumeCache
 from kubesched.plugins.volume_binding.matching import (
@@ -37,6 +34,7 @@ from kubesched.plugins.volume_binding.matching import (
     requested_storage,
     volume_class,
 )
+from kubesched.plugins.volume_binding.provisioning import has_enough_capacity, match_topology
 
 # kube-scheduler's ConflictReasons, word for word.
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -118,17 +116,6 @@ def check_is_for_pod(pod: Pod, pvc: PersistentVolumeClaim) -> None:
 
 def is_fully_bound(pvc: PersistentVolumeClaim) -> bool:
     return bool(pvc.spec.volume_name) and ANN_BIND_COMPLETED in pvc.metadata.annotations
-
-
-def match_topology(terms: Sequence[TopologySelectorTerm], labels: Mapping[str, str]) -> bool:
-    """v1helper.MatchTopologySelectorTerms: no terms match every node; else some term whose every
-    expression has the node's value among its values."""
-    if not terms:
-        return True
-    for term in terms:
-        if all(labels.get(e.key) is not None and labels[e.key] in e.values for e in term.match_label_expressions):
-            return True
-    return False
 
 
 def _by_size(claims: list[PersistentVolumeClaim]) -> list[PersistentVolumeClaim]:
@@ -319,27 +306,11 @@ class VolumeBinder:
                 return False, True, []
             if not match_topology(sc.allowed_topologies, labels):
                 return False, True, []
-            enough, capacity = self._has_enough_capacity(sc, pvc, labels)
+            enough, capacity = has_enough_capacity(self.storage, sc, pvc, labels)
             if not enough:
                 return True, False, []
             provisions.append(DynamicProvision(pvc, capacity))
         return True, True, provisions
-
-    def _has_enough_capacity(self, sc: StorageClass, pvc: PersistentVolumeClaim,
-                             labels: Mapping[str, str]) -> tuple[bool, CSIStorageCapacity | None]:
-        """hasEnoughCapacity: only for a CSI driver that asks for capacity tracking; then some
-        CSIStorageCapacity of the class, reachable from the node, must hold the claim."""
-        text = pvc.spec.resources.requests.get(STORAGE)
-        if text is None:
-            return True, None
-        driver = self.storage.csi_driver(sc.provisioner)
-        if driver is None or not driver.spec.storage_capacity:
-            return True, None
-        size = value(text)
-        for cap in self.storage.storage_capacities():
-            if cap.storage_class_name == sc.metadata.name and _sufficient(cap, size) and _reachable(cap, labels):
-                return True, cap
-        return False, None
 
     # --- Reserve / Unreserve ---------------------------------------------------------------------
 
@@ -387,24 +358,3 @@ def _claim_getter(storage: StorageLister) -> Callable[[str], PersistentVolumeCla
         return storage.claim(namespace, name)
 
     return get
-
-
-def volume_limit(cap: CSIStorageCapacity) -> int | None:
-    """maximumVolumeSize when set (more precise), else capacity; None when neither is known."""
-    text = cap.maximum_volume_size if cap.maximum_volume_size is not None else cap.capacity
-    return None if text is None else value(text)
-
-
-def _sufficient(cap: CSIStorageCapacity, size: int) -> bool:
-    limit = volume_limit(cap)
-    return limit is not None and limit >= size
-
-
-def _reachable(cap: CSIStorageCapacity, labels: Mapping[str, str]) -> bool:
-    """nodeHasAccess: a capacity without nodeTopology is reachable from no node."""
-    if cap.node_topology is None:
-        return False
-    try:
-        return parse_selector(cap.node_topology).matches(labels)
-    except SelectorError:
-        return False
