@@ -1,6 +1,6 @@
 """VolumeRestrictions, VolumeZone and NodeVolumeLimits on the real plane, side by side with the
-reference kube-scheduler: a ReadWriteOncePod claim in use, a zone-labelled PV, a CSINode limit
-reached. Each row's claims are bound to their PVs by the real PV controller (pre-bound both ways, so
+reference kube-scheduler: a missing claim, a ReadWriteOncePod claim in use, a zone-labelled PV, a
+CSINode limit reached. Each row's claims are bound to their PVs by the real PV controller (pre-bound both ways, so
 the claims end up fully bound: volumeName and pv.kubernetes.io/bind-completed), then each scheduler
 decides the same pod: the same node when one fits, kube-scheduler's whole message when none does.
 
@@ -63,10 +63,16 @@ class Row:
     occupants: tuple[tuple[str, str], ...] = ()  # (node, claim): pods already running there
     csi_limit: int | None = None  # a CSINode on every node, DRIVER allowed this many volumes
     reasons: tuple[str, ...] = ()
-    big: str = ""  # a node with twice the cpu, so that it alone scores best where several fit
+    # A node eight times the size, so that it alone scores best where several fit (twice the cpu can
+    # round to the same score).
+    big: str = ""
 
 
 ROWS = [
+    # VolumeRestrictions' PreFilter looks the claim up first: its not-found is the whole reason.
+    pytest.param(Row({"a": {}, "b": {}}, (), ("missing",), None,
+                     reasons=('persistentvolumeclaim "missing" not found',)),
+                 id="missing-claim"),
     pytest.param(Row({"a": {}, "b": {}}, (Claim("data", "ReadWriteOncePod"),), ("data",), None,
                      occupants=(("a", "data"),), reasons=("2 " + RWOP_REASON,)),
                  id="rwop-claim-in-use"),
@@ -150,7 +156,8 @@ def test_volume_row(volume_plane: Kube, row: Row, request: pytest.FixtureRequest
     names = {short: f"{rid}-{short}" for short in row.nodes}
     pvs = [f"{rid}-{c.name}" for c in row.claims]
     create_nodes(kube, [node_manifest(NodeSpec(names[s], dict(labels), (), {
-        "cpu": "8" if s == row.big else "4", "memory": "8Gi", "pods": "110"})) for s, labels in row.nodes.items()])
+        "cpu": "32" if s == row.big else "4", "memory": "64Gi" if s == row.big else "8Gi", "pods": "110"}))
+        for s, labels in row.nodes.items()])
     try:
         if row.csi_limit is not None:
             for name in names.values():

@@ -39,8 +39,9 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
     return [p.name for p in profile.plugins[point]]
 
 
-# UnsupportedPodFields stands before VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-4], "UnsupportedPodFields", *DEFAULT_FILTER[-4:]]
+# UnsupportedPodFields stands before VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity;
+# DynamicResources' stand-in comes last.
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-4], "UnsupportedPodFields", *DEFAULT_FILTER[-4:], "DynamicResources"]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,
@@ -78,7 +79,7 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
                                     "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation"]
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
-    assert names(p, "postFilter") == ["DefaultPreemption"]
+    assert names(p, "postFilter") == ["DynamicResources", "DefaultPreemption"]
     assert names(p, "reserve") == names(p, "preBind") == ["VolumeBinding"]
     assert all(not p.plugins[x] for x in ("permit", "postBind"))
     assert p.plugin_args["NodeResourcesFit"]["scoringStrategy"] == {
@@ -269,8 +270,8 @@ UNIMPLEMENTED_CASES = [
                   "application/json)"], id="protobuf"),
     pytest.param("clientConnection:\n  acceptContentTypes: application/json\n",
                  ["clientConnection.acceptContentTypes"], id="accept-content-types"),
-    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: DynamicResources\n",
-                 ["profiles[0].plugins.multiPoint.enabled[0] (DynamicResources)"], id="enabled-unimplemented"),
+    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: GangScheduling\n",
+                 ["profiles[0].plugins.multiPoint.enabled[0] (GangScheduling)"], id="enabled-unimplemented"),
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: VolumeBinding\n",
                  [], id="volume-binding-is-implemented"),
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: PodTopologySpread\n"
@@ -278,9 +279,9 @@ UNIMPLEMENTED_CASES = [
                  [], id="pod-topology-spread-is-implemented"),
     pytest.param("profiles:\n  - plugins:\n      postFilter:\n        enabled:\n          - name: DefaultPreemption\n",
                  [], id="preemption-is-implemented"),
-    pytest.param("profiles:\n  - pluginConfig:\n      - name: DynamicResources\n        args:\n"
-                 "          filterTimeout: 10s\n",
-                 ["profiles[0].pluginConfig[0] (DynamicResources)"], id="args-for-unimplemented"),
+    pytest.param("profiles:\n  - pluginConfig:\n      - name: GangScheduling\n        args:\n"
+                 "          minCount: 2\n",
+                 ["profiles[0].pluginConfig[0] (GangScheduling)"], id="args-for-unimplemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: VolumeBinding\n        args:\n"
                  "          bindTimeoutSeconds: 60\n", [], id="volume-binding-args-are-implemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: InterPodAffinity\n        args:\n"

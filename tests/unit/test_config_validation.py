@@ -92,8 +92,8 @@ CASES = [
                  id="unknown-plugin-set-field"),
     pytest.param(profile("plugins:\n  score:\n    enabled:\n      - name: Foo"),
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
-                 '"CronJobPool", "DefaultBinder", "DefaultPreemption", "ImageLocality", "InterPodAffinity", '
-                 '"NodeAffinity", "NodeName", "NodePorts", '
+                 '"CronJobPool", "DefaultBinder", "DefaultPreemption", "DynamicResources", "ImageLocality", '
+                 '"InterPodAffinity", "NodeAffinity", "NodeName", "NodePorts", '
                  '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", '
                  '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields", '
                  '"VolumeBinding", "VolumeRestrictions", "VolumeZone" '

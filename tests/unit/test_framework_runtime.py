@@ -235,7 +235,9 @@ class Preempt:
      "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
      "victims found for incoming pod."),
     ([None, Status(Code.UNSCHEDULABLE, "never asked")], None, "0/1 nodes are available: 1 Insufficient cpu."),
-    ([Status(Code.ERROR, "boom")], Code.ERROR, "0/1 nodes are available: 1 Insufficient cpu."),
+    # kube-scheduler keeps an erring PostFilter's message as it is (DynamicResources' "not found").
+    ([Status(Code.ERROR, "boom"), Status(Code.UNSCHEDULABLE, "never asked")], Code.ERROR,
+     "0/1 nodes are available: 1 Insufficient cpu. boom"),
 ], ids=["none", "rejected-message-appended", "first-success-ends", "error"])
 def test_post_filter(answers: list[Status | None], want: Code | None, message: str) -> None:
     plugins = {f"p{i}": Preempt(f"p{i}", s) for i, s in enumerate(answers)}

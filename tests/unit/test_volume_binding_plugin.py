@@ -18,7 +18,7 @@ from kubesched.framework import Code, CycleState, FitError, PodInfo, ScheduleRes
 from kubesched.framework.events import ActionType, EventResource
 from kubesched.framework.handle import Handle
 from kubesched.framework.profile_config import ProfileConfig
-from kubesched.framework.runtime import _dra_post_filter_fails, run_post_filter
+from kubesched.framework.runtime import run_post_filter
 from kubesched.framework.status import Status
 from kubesched.model.objects import Node, OwnerReference, Pod
 from kubesched.model.storage import (
@@ -495,17 +495,11 @@ def test_bad_args_name_the_field(args: str, want: str) -> None:
 
 def test_unresolvable_pre_filter_rejection_ends_in_not_found() -> None:
     # kube-scheduler v1.37 writes "0/4 nodes are available: persistentvolumeclaim "x" not found. not found"
-    # (seen on the plane): its DynamicResources PostFilter finds no state and ends the PostFilter run.
+    # (seen on the plane): its DynamicResources PostFilter (kubesched's stand-in) finds no state and
+    # ends the PostFilter run.
     result = _run(storage([]), pod_with("x"))
     assert isinstance(result, FitError)
     status = run_post_filter(_profile(storage([])), CycleState(), result.pod, result)
     assert status is not None
     assert status.code == Code.ERROR
     assert result.message() == '0/2 nodes are available: persistentvolumeclaim "x" not found. not found'
-
-
-def test_filter_rejections_are_not_concerned() -> None:
-    away = pv("pv-bound", "node3", "1G", bound_to=bound_pvc)
-    result = _run(storage([bound_pvc], [away]), pod_with("bound-pvc"))
-    assert isinstance(result, FitError)
-    assert not _dra_post_filter_fails(result)

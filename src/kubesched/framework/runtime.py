@@ -27,30 +27,9 @@ def _as_error(point: str, plugin: str, status: Status) -> Status:
     return Status(Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin)
 
 
-# kube-scheduler v1.37's profiles run DynamicResources (GA, not in kubesched) first at PostFilter.
-# Its PostFilter fails with this error when a PreFilter rejected the pod as unresolvable before
-# DynamicResources' own PreFilter wrote its state, and that error ends the PostFilter run: the
-# message then ends in " not found" (seen on the plane for a missing claim), no preemption is tried.
-# Only kube-scheduler's own PreFilters (those before DynamicResources in its default profile) are
-# taken to do so; a rejection by kubesched's or an out-of-tree plugin keeps preemption's message.
-DRA_STATE_NOT_FOUND = "not found"
-_BEFORE_DYNAMIC_RESOURCES = frozenset({
-    "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"})
-
-
-def _dra_post_filter_fails(fit_error: FitError) -> bool:
-    d = fit_error.diagnosis
-    return (bool(d.pre_filter_msg) and d.absent_nodes_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-            and bool(d.unschedulable_plugins) and d.unschedulable_plugins <= _BEFORE_DYNAMIC_RESOURCES)
-
-
 def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
     """kube-scheduler's RunPostFilterPlugins: the first success (a nomination) or unresolvable
     verdict ends the run; the plugins' messages go into the FitError's message."""
-    if _dra_post_filter_fails(fit_error):
-        fit_error.diagnosis.post_filter_msg = DRA_STATE_NOT_FOUND
-        return Status(Code.ERROR, DRA_STATE_NOT_FOUND, plugin="DynamicResources")
     reasons: list[str] = []
     for pl in profile.post_filter:
         s = pl.post_filter(state, pod, fit_error)
@@ -63,7 +42,9 @@ def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error
             fit_error.diagnosis.post_filter_msg = s.message()
             return s.with_plugin(pl.name)
         if not s.is_rejected():
-            return _as_error("PostFilter", pl.name, s)
+            # kube-scheduler keeps an error's own message, unwrapped, as the PostFilter message.
+            fit_error.diagnosis.post_filter_msg = s.message()
+            return Status(Code.ERROR, *s.reasons, plugin=pl.name)
         reasons.extend(s.reasons)
     if reasons:
         fit_error.diagnosis.post_filter_msg = " ".join(reasons)

@@ -44,12 +44,21 @@ class _LookupError(Exception):
         self.not_found = not_found
 
 
+@dataclass(frozen=True, slots=True)
+class NewVolumes:
+    """The pod's own CSI volumes, and the drivers among them whose CSIDriver says pods must wait for
+    the driver on their node (preventPodSchedulingIfMissing)."""
+
+    volumes: Volumes
+    must_be_installed: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class PreFilterState:
     # The node's VolumeAttachments, by node name (kube-scheduler's VolumeAttachment indexer).
     attachments: dict[str, list[VolumeAttachment]]
     # The pod's own volumes, by whether the node has a CSINode (the only thing they depend on).
-    new_volumes: dict[bool, Volumes | _LookupError] = field(default_factory=dict)
+    new_volumes: dict[bool, NewVolumes | _LookupError] = field(default_factory=dict)
 
 
 def is_migration_on(csi_node: CSINode | None, plugin_name: str) -> bool:
@@ -104,15 +113,16 @@ class CSILimits:
         if isinstance(found, _LookupError):
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if found.not_found else Code.ERROR
             return Status(code, str(found))
-        new_volumes = dict(found)
-        if not new_volumes:
+        if not found.volumes:
             return None
-        for driver in new_volumes.values():
-            if not self._driver_installed(driver, csi_node):
+        for driver in found.must_be_installed:
+            if csi_node is None or not any(d.name == driver for d in csi_node.spec.drivers):
                 return Status(Code.UNSCHEDULABLE, f"{driver} CSI driver is not installed on the node")
+        # Most nodes of most clusters: no CSINode, or no limits in it; nothing more to count.
         limits = volume_limits(csi_node)
         if not limits:
             return None
+        new_volumes = dict(found.volumes)
         attached: Volumes = {}
         try:
             for existing in node.pods.values():
@@ -142,20 +152,17 @@ class CSILimits:
             out.setdefault(va.spec.node_name, []).append(va)
         return out
 
-    def _new_volumes(self, pod: Pod, csi_node: CSINode | None) -> Volumes | _LookupError:
+    def _new_volumes(self, pod: Pod, csi_node: CSINode | None) -> NewVolumes | _LookupError:
         volumes: Volumes = {}
         try:
             self._attachable_volumes(pod, csi_node, True, volumes)
         except _LookupError as err:
             return err
-        return volumes
-
-    def _driver_installed(self, driver: str, csi_node: CSINode | None) -> bool:
-        """checkCSIDriverOnNode: only a CSIDriver asking for it keeps pods off nodes without it."""
-        csi_driver = self.storage.csi_driver(driver)
-        if csi_driver is None or not csi_driver.spec.prevent_pod_scheduling_if_missing:
-            return True
-        return csi_node is not None and any(d.name == driver for d in csi_node.spec.drivers)
+        # checkCSIDriverOnNode: only a CSIDriver asking for it keeps pods off nodes without it.
+        drivers = dict.fromkeys(volumes.values())
+        must = tuple(d for d in drivers if (c := self.storage.csi_driver(d)) is not None
+                     and c.spec.prevent_pod_scheduling_if_missing)
+        return NewVolumes(volumes, must)
 
     def _attached_elsewhere(self, attachments: Iterable[VolumeAttachment]) -> Volumes:
         """getNodeVolumeAttachmentInfo: the CSI volumes the node's VolumeAttachments hold."""
