@@ -20,7 +20,9 @@ from .config import ConfigError, load
 from .config.dump import dumps
 from .config.types import SchedulerConfig
 from .framework import PluginSpec, ProfileError
+from .framework.events import STORAGE_RESOURCES
 from .outoftree import ENTRY_POINT_GROUP, PluginLoadError, out_of_tree_plugins
+from .plugins import unsupported_fields
 from .plugins.registry import in_tree_registry
 from .scheduler import DEFAULT_FAILURE_LIMIT, Scheduler, SchedulerFailed
 
@@ -29,7 +31,9 @@ log = logging.getLogger("kubesched")
 
 def unguarded_profiles(config: SchedulerConfig) -> list[str]:
     """Profiles a user's config left without UnsupportedPodFields (say, by disabling "*"): their
-    misplacements would otherwise be silent."""
+    misplacements would otherwise be silent. None while no field is unsupported."""
+    if not unsupported_fields.FIELDS:
+        return []
     return [p.scheduler_name for p in config.profiles
             if all(ref.name != "UnsupportedPodFields" for ref in p.plugins.get("preFilter", ()))]
 
@@ -116,8 +120,8 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
     unguarded = unguarded_profiles(config)
     if unguarded:
         log.warning("these profiles do not run UnsupportedPodFields at preFilter, so their pods that use "
-                    "topology spread constraints or PVC/ephemeral volumes are placed as if those fields were "
-                    "absent: " + ", ".join(unguarded))
+                    f"these fields are placed as if the fields were absent ({', '.join(unsupported_fields.FIELDS)}): "
+                    + ", ".join(unguarded))
     cluster = _cluster(kubeconfig or config.client_connection.kubeconfig or None, context, master_url)
     if serve_address and not _valid_address(serve_address):
         raise click.BadParameter(f"{serve_address!r}: expected HOST:PORT, e.g. 127.0.0.1:10260",
@@ -156,8 +160,9 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
                 failure_limit: float = DEFAULT_FAILURE_LIMIT, out_of_tree: Sequence[PluginSpec] = (),
                 secure: serving.SecureServer | None = None) -> None:
     conn = config.client_connection
+    # Every informer's watch holds a connection of its own: 8, and one per storage resource.
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
-                         max_connections=binds_in_flight + 8) as client:
+                         max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES)) as client:
         scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit,
                               out_of_tree=out_of_tree, elector=elector_for(client, config.leader_election))
         loop = asyncio.get_running_loop()

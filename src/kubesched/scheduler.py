@@ -15,8 +15,8 @@ import gc
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
 
 import orjson
 
@@ -29,6 +29,7 @@ from kubesched.api import (
     Handlers,
     Informer,
     TaskSet,
+    volumes,
 )
 from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.api.leaderelection import LeaderElector
@@ -46,10 +47,12 @@ from kubesched.metrics import Metrics
 from kubesched.model.objects import (
     Pod,
 )
+from kubesched.model.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.queue import SchedulingQueue
 from kubesched.sources import ClusterSources
 
 log = logging.getLogger("kubesched")
+W = TypeVar("W")
 
 
 
@@ -84,6 +87,7 @@ class Scheduler:
         self.handle = Handle(snapshot=self.cache.snapshot, clock=clock, pods=self.pods, nodes=self.nodes,
                              jobs=self.jobs, bind_pod=self._bind_pod, nominate_pod=self._nominate_pod,
                              delete_victim=self._delete_victim, disrupt_victim=self._disrupt_victim,
+                             write_volume=self._write_volume, write_claim=self._write_claim,
                              spawn=self._spawn_background)
         self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry, self.handle)
                                              for p in config.profiles}
@@ -322,6 +326,14 @@ class Scheduler:
             return Status(Code.ERROR, str(e))
         return None
 
+    async def _write_volume(self, pv: PersistentVolume) -> PersistentVolume | Status:
+        """The handle's PV port (VolumeBinding's PreBind): the PV's claimRef and annotations written."""
+        return await _written(volumes.write_volume(self.client, pv))
+
+    async def _write_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim | Status:
+        """The handle's claim port (VolumeBinding's PreBind): the claim's annotations written."""
+        return await _written(volumes.write_claim(self.client, pvc))
+
     async def _delete_victim(self, pod: Pod, message: str) -> Status | None:
         """The handle's preemption port: delete the victim (only that uid) and say why in an event."""
         meta = pod.metadata
@@ -332,6 +344,16 @@ class Scheduler:
             return Status(Code.ERROR, ApiError.from_response(resp.status, resp.body).message)
         self.events.eventf(pod, "Normal", "Preempted", "Preempting", message, None)
         return None
+
+
+async def _written(write: Awaitable[W]) -> W | Status:
+    """What a write returned, or an Error status with the apiserver's message."""
+    try:
+        return await write
+    except ApiError as e:
+        return Status(Code.ERROR, e.message or str(e))
+    except ApiConnectionError as e:
+        return Status(Code.ERROR, str(e))
 
 
 def _one_queue_sort(profiles: Mapping[str, Profile]) -> QueueSortPlugin | None:

@@ -34,6 +34,8 @@ ALLOWED = [
     ("", "pods", "binding", "create", "some-ns", "some-pod"),
     ("", "pods", "status", "patch", "some-ns", "some-pod"),
     ("", "pods", "", "delete", "some-ns", "some-pod"),
+    ("", "persistentvolumes", "", "patch", "", "some-pv"),
+    ("", "persistentvolumeclaims", "", "patch", "some-ns", "some-claim"),
     ("events.k8s.io", "events", "", "create", "some-ns", ""),
     ("events.k8s.io", "events", "", "patch", "some-ns", "some-event"),
     ("coordination.k8s.io", "leases", "", "create", "kube-system", ""),
@@ -57,6 +59,9 @@ DENIED = [
     ("", "events", "", "create", "some-ns", ""),  # core/v1 events: kubesched writes events.k8s.io
     ("", "persistentvolumeclaims", "", "get", "some-ns", "some-claim"),  # the informers' stores answer
     ("", "persistentvolumes", "", "get", "", "some-pv"),
+    ("", "persistentvolumes", "", "update", "", "some-pv"),  # PreBind patches, it never PUTs
+    ("", "persistentvolumeclaims", "", "update", "some-ns", "some-claim"),
+    ("", "persistentvolumeclaims", "", "delete", "some-ns", "some-claim"),
     ("storage.k8s.io", "csinodes", "", "update", "", "some-node"),
     ("storage.k8s.io", "storageclasses", "", "create", "", ""),
     ("storage.k8s.io", "volumeattachments", "", "delete", "", "some-attachment"),

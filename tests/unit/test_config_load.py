@@ -26,21 +26,22 @@ from kubesched.plugins.registry import in_tree_registry
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 REPO = Path(__file__).resolve().parents[2]
 
-DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("PodTopologySpread", 2),
-                 ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
+DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
+                 ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
+                 ("ImageLocality", 1)]
 # kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
 DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
-                  "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeZone", "PodTopologySpread",
-                  "InterPodAffinity"]
+                  "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+                  "PodTopologySpread", "InterPodAffinity"]
 
 
 def names(profile: ProfileConfig, point: str) -> list[str]:
     return [p.name for p in profile.plugins[point]]
 
 
-# UnsupportedPodFields stands where kube-scheduler's VolumeRestrictions comes next, before
-# PodTopologySpread and InterPodAffinity.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-3], "UnsupportedPodFields", *DEFAULT_FILTER[-3:], "DynamicResources"]
+# UnsupportedPodFields stands before VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity;
+# DynamicResources' stand-in comes last.
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-4], "UnsupportedPodFields", *DEFAULT_FILTER[-4:], "DynamicResources"]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,
@@ -74,12 +75,13 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert names(p, "queueSort") == ["PrioritySort"]
     assert names(p, "preFilter") == DEFAULT_PREFILTER
     assert names(p, "filter") == DEFAULT_FILTER
-    assert names(p, "preScore") == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread",
-                                    "InterPodAffinity", "NodeResourcesBalancedAllocation"]
+    assert names(p, "preScore") == ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "VolumeBinding",
+                                    "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation"]
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
     assert names(p, "postFilter") == ["DynamicResources", "DefaultPreemption"]
-    assert all(not p.plugins[x] for x in ("reserve", "permit", "preBind", "postBind"))
+    assert names(p, "reserve") == names(p, "preBind") == ["VolumeBinding"]
+    assert all(not p.plugins[x] for x in ("permit", "postBind"))
     assert p.plugin_args["NodeResourcesFit"]["scoringStrategy"] == {
         "type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
     assert p.plugin_args["NodeResourcesBalancedAllocation"] == {
@@ -92,9 +94,11 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.plugin_args["InterPodAffinity"] == {"hardPodAffinityWeight": 1,
                                                  "ignorePreferredTermsOfExistingPods": False}
     assert p.plugin_args["DefaultPreemption"] == {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
+    assert p.plugin_args["VolumeBinding"] == {"bindTimeoutSeconds": 600, "shape": [
+        {"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}
     assert set(p.plugin_args) == {"CronJobPool", "DefaultPreemption", "InterPodAffinity", "NodeAffinity",
                                   "NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread",
-                                  "UnsupportedPodFields"}
+                                  "UnsupportedPodFields", "VolumeBinding"}
     assert p.percentage_of_nodes_to_score is None
     assert config.percentage_of_nodes_to_score == 0
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)
@@ -266,21 +270,25 @@ UNIMPLEMENTED_CASES = [
                   "application/json)"], id="protobuf"),
     pytest.param("clientConnection:\n  acceptContentTypes: application/json\n",
                  ["clientConnection.acceptContentTypes"], id="accept-content-types"),
+    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: GangScheduling\n",
+                 ["profiles[0].plugins.multiPoint.enabled[0] (GangScheduling)"], id="enabled-unimplemented"),
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: VolumeBinding\n",
-                 ["profiles[0].plugins.multiPoint.enabled[0] (VolumeBinding)"], id="enabled-unimplemented"),
+                 [], id="volume-binding-is-implemented"),
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: PodTopologySpread\n"
                  "    pluginConfig:\n      - name: PodTopologySpread\n        args:\n          defaultingType: List\n",
                  [], id="pod-topology-spread-is-implemented"),
     pytest.param("profiles:\n  - plugins:\n      postFilter:\n        enabled:\n          - name: DefaultPreemption\n",
                  [], id="preemption-is-implemented"),
+    pytest.param("profiles:\n  - pluginConfig:\n      - name: GangScheduling\n        args:\n"
+                 "          minCount: 2\n",
+                 ["profiles[0].pluginConfig[0] (GangScheduling)"], id="args-for-unimplemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: VolumeBinding\n        args:\n"
-                 "          bindTimeoutSeconds: 60\n",
-                 ["profiles[0].pluginConfig[0] (VolumeBinding)"], id="args-for-unimplemented"),
+                 "          bindTimeoutSeconds: 60\n", [], id="volume-binding-args-are-implemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: InterPodAffinity\n        args:\n"
                  "          hardPodAffinityWeight: 2\n", [], id="inter-pod-affinity-args-are-implemented"),
     pytest.param("profiles:\n  - plugins:\n      placementScore:\n        enabled:\n          - name: X\n",
                  ["profiles[0].plugins.placementScore"], id="unimplemented-point"),
-    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        disabled:\n          - name: VolumeBinding\n",
+    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        disabled:\n          - name: DynamicResources\n",
                  [], id="disabling-unimplemented-default-is-nothing"),
 ]
 
@@ -393,11 +401,11 @@ def test_realistic_kube_scheduler_config_loads_unchanged(tmp_path: Path) -> None
     first, second = config.profiles
     # an explicitly re-enabled default moves to the front of its extension point, as in kube-scheduler
     assert weights(first) == [("NodeResourcesBalancedAllocation", 5), ("TaintToleration", 3), ("NodeAffinity", 2),
-                              ("NodeResourcesFit", 1), ("InterPodAffinity", 2)]
+                              ("NodeResourcesFit", 1), ("VolumeBinding", 1), ("InterPodAffinity", 2)]
     assert first.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "LeastAllocated"
     # PodTopologySpread disabled at score only: it still filters
     assert "PodTopologySpread" in names(first, "filter")
-    assert weights(second) == [*DEFAULT_SCORE[:5], ("ImageLocality", 1)]
+    assert weights(second) == [*DEFAULT_SCORE[:6], ("ImageLocality", 1)]
     assert second.plugin_args["PodTopologySpread"] == {
         "defaultingType": "List",
         "defaultConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",

@@ -96,7 +96,7 @@ CASES = [
                  '"InterPodAffinity", "NodeAffinity", "NodeName", "NodePorts", '
                  '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", '
                  '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields", '
-                 '"VolumeRestrictions", "VolumeZone" '
+                 '"VolumeBinding", "VolumeRestrictions", "VolumeZone" '
                  '(kube-scheduler\'s DeferredPodScheduling',
                  id="unknown-plugin"),
     pytest.param(profile("plugins:\n  filter:\n    enabled:\n      - weight: 1"),

@@ -188,7 +188,11 @@ def test_prefilter_rejection_on_every_node() -> None:
     e = run([make_node("a"), make_node("b")], make_pod("p").volume("data", ephemeral=True))
     for n in e.nodes:
         assert n.reported is not None
-        assert (n.reported.plugin, n.reported.stage) == ("UnsupportedPodFields", PRE_FILTER)
+        # An ephemeral volume whose claim is not created yet: VolumeBinding's PreFilter rejects the
+        # pod on every node.
+        assert (n.reported.plugin, n.reported.stage) == ("VolumeBinding", PRE_FILTER)
+        assert n.reported.reasons == ('waiting for ephemeral volume controller to create the persistentvolumeclaim '
+                                      '"p-data"',)
     assert any("no Filter plugin runs" in note for note in e.notes)
 
 

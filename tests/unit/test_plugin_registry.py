@@ -47,6 +47,7 @@ IN_TREE_POINTS = {
     "DefaultBinder": {"bind"},
     "CronJobPool": {"preFilter", "filter"},
     "UnsupportedPodFields": {"preFilter"},
+    "VolumeBinding": {"preFilter", "filter", "preScore", "score", "reserve", "preBind"},
     "VolumeRestrictions": {"preFilter", "filter"},
     "NodeVolumeLimits": {"preFilter", "filter"},
     "VolumeZone": {"preFilter", "filter"},
@@ -61,7 +62,7 @@ def test_in_tree_points_are_read_from_the_plugin_classes() -> None:
 def test_in_tree_args_parsers() -> None:
     assert sorted(in_tree_registry().args_parsers()) == [
         "CronJobPool", "DefaultPreemption", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit", "PodTopologySpread", "UnsupportedPodFields"]
+        "NodeResourcesFit", "PodTopologySpread", "UnsupportedPodFields", "VolumeBinding"]
 
 
 @pytest.mark.parametrize("point", EXTENSION_POINTS)

@@ -1,6 +1,6 @@
 """UnsupportedPodFields: pods that need a plugin kubesched lacks stay Pending, naming each field.
-Pod (anti-)affinity and topology spread constraints are not such fields any more: InterPodAffinity and
-PodTopologySpread evaluate them."""
+No field is left: pod (anti-)affinity, topology spread constraints, PVC and ephemeral volumes are
+evaluated by InterPodAffinity, PodTopologySpread and VolumeBinding; the old names still load."""
 
 from __future__ import annotations
 
@@ -14,26 +14,13 @@ from kubesched.config import ConfigError, load, loads
 from kubesched.config import kube_scheduler_default_plugins as default_plugins
 from kubesched.framework import Code, CycleState, FitError, PodInfo, ScheduleResult, build_profile
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
-from kubesched.framework.profile_config import ProfileConfig
 from kubesched.model.decode import TolerantDecoder
 from kubesched.model.objects import Affinity, Node, Pod, PodAffinity
-from kubesched.model.storage import ANN_BIND_COMPLETED
 from kubesched.plugins import unsupported_fields
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.plugins.storage_lister import StaticStorage
 from kubesched.plugins.unsupported_fields import FIELDS as UNSUPPORTED_POD_FIELDS
-from kubesched.plugins.unsupported_fields import NAME, UnsupportedPodFields
-from tests.builders import (
-    NodeBuilder,
-    PodBuilder,
-    label_selector,
-    make_node,
-    make_pod,
-    make_pv,
-    make_pvc,
-    make_storage_class,
-    term,
-)
+from kubesched.plugins.unsupported_fields import NAME, RETIRED_FIELDS, UnsupportedPodFields
+from tests.builders import NodeBuilder, PodBuilder, label_selector, make_node, make_pod
 from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -67,17 +54,11 @@ def run(plugin: UnsupportedPodFields, pod: PodBuilder) -> tuple[Code, tuple[str,
     pytest.param(make_pod("p").spread(), None, id="topology-spread-passes"),
     pytest.param(make_pod("p").spread(when_unsatisfiable="ScheduleAnyway"), None,
                  id="topology-spread-schedule-anyway-passes"),
-    pytest.param(make_pod("p").volume("cache").volume("data", claim="data-0"),
-                 "pod uses spec.volumes[1].persistentVolumeClaim" + NOT_YET, id="pvc"),
-    pytest.param(make_pod("p").volume("scratch", ephemeral=True),
-                 "pod uses spec.volumes[0].ephemeral" + NOT_YET, id="ephemeral"),
-    pytest.param(make_pod("p").volume("a", claim="a").volume("b", claim="b"),
-                 "pod uses spec.volumes[0].persistentVolumeClaim and spec.volumes[1].persistentVolumeClaim"
-                 + NOT_YET, id="two-pvcs"),
+    # VolumeBinding evaluates these now.
+    pytest.param(make_pod("p").volume("cache").volume("data", claim="data-0"), None, id="pvc-passes"),
+    pytest.param(make_pod("p").volume("scratch", ephemeral=True), None, id="ephemeral-passes"),
     pytest.param(make_pod("p").volume("data", claim="d").volume("s", ephemeral=True).spread()
-                 .pod_affinity(anti=True, app="x").pod_affinity(app="y"),
-                 "pod uses spec.volumes[0].persistentVolumeClaim and spec.volumes[1].ephemeral" + NOT_YET,
-                 id="all-in-spec-order"),
+                 .pod_affinity(anti=True, app="x").pod_affinity(app="y"), None, id="all-pass"),
 ])
 def test_reject(pod: PodBuilder, want: str | None) -> None:
     assert run(UnsupportedPodFields(), pod) == (None if want is None else (UNRESOLVABLE, (want,)))
@@ -87,64 +68,16 @@ _ALL = (make_pod("p").pod_affinity(app="y").pod_affinity(anti=True, app="x").spr
         .volume("e", ephemeral=True))
 
 
-@pytest.mark.parametrize(("ignored", "pod", "want"), [
-    pytest.param({"persistentVolumeClaim"}, make_pod("p").volume("d", claim="d"), None, id="ignored-passes"),
-    pytest.param({"ephemeral"}, make_pod("p").volume("d", claim="d"),
-                 "pod uses spec.volumes[0].persistentVolumeClaim" + NOT_YET, id="other-field-still-rejected"),
-    pytest.param({"persistentVolumeClaim"}, _ALL, "pod uses spec.volumes[1].ephemeral" + NOT_YET,
-                 id="only-the-rest-named"),
-    pytest.param(set(UNSUPPORTED_POD_FIELDS), _ALL, None, id="all-ignored"),
-    pytest.param({"persistentVolumeClaim"}, make_pod("p").volume("s", ephemeral=True),
-                 "pod uses spec.volumes[0].ephemeral" + NOT_YET, id="ephemeral-is-its-own-field"),
-])
-def test_ignore(ignored: set[str], pod: PodBuilder, want: str | None) -> None:
+@pytest.mark.parametrize("ignored", [{"persistentVolumeClaim"}, {"ephemeral"}, set(RETIRED_FIELDS)])
+def test_retired_names_are_accepted_and_change_nothing(ignored: set[str], caplog: pytest.LogCaptureFixture) -> None:
     plugin = unsupported_fields.new({"ignoredFields": sorted(ignored)})
-    assert run(plugin, pod) == (None if want is None else (UNRESOLVABLE, (want,)))
-
-
-def test_ignored_pod_is_warned_about_once(caplog: pytest.LogCaptureFixture) -> None:
-    plugin = unsupported_fields.new({"ignoredFields": ["persistentVolumeClaim"]})
-    pod = make_pod("claimed").volume("d", claim="d")
     with caplog.at_level(logging.WARNING, logger=unsupported_fields.__name__):
-        for _ in range(3):
-            assert run(plugin, pod) is None
-        assert run(plugin, make_pod("plain")) is None
-    records = [r for r in caplog.records if r.name == unsupported_fields.__name__]
-    assert len(records) == 1
-    assert records[0].__dict__["pod"] == "default/claimed"
-    assert records[0].__dict__["fields"] == "spec.volumes[0].persistentVolumeClaim"
+        assert run(plugin, _ALL) is None
+    assert not [r for r in caplog.records if r.name == unsupported_fields.__name__]
 
 
-def test_its_own_update_and_its_claims_binding_requeue_the_pod() -> None:
-    assert UnsupportedPodFields().events_to_register() == (
-        ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE))
-
-
-_BOUND = make_pvc("data").volume_name("pv-1").annotation(ANN_BIND_COMPLETED, "yes")
-_STORAGE = StaticStorage(
-    volumes=[make_pv("pv-1").obj(), make_pv("pinned").node_affinity(term(("kubernetes.io/hostname", "In", ["n"])))
-             .obj()],
-    claims=[_BOUND.obj(), make_pvc("unbound").storage_class("local").obj(),
-            make_pvc("no-annotation").volume_name("pv-1").obj(),
-            make_pvc("to-pinned").volume_name("pinned").annotation(ANN_BIND_COMPLETED, "yes").obj(),
-            make_pvc("to-missing").volume_name("gone").annotation(ANN_BIND_COMPLETED, "yes").obj(),
-            make_pvc("deleting").volume_name("pv-1").annotation(ANN_BIND_COMPLETED, "yes").terminating().obj()])
-
-
-@pytest.mark.parametrize(("claim", "rejected"), [
-    pytest.param("data", False, id="fully-bound-to-a-pv-without-node-affinity"),
-    pytest.param("missing", True, id="missing"),
-    pytest.param("unbound", True, id="unbound"),
-    pytest.param("no-annotation", True, id="volume-name-without-bind-completed"),
-    pytest.param("to-pinned", True, id="bound-to-a-pv-with-node-affinity"),
-    pytest.param("to-missing", True, id="bound-to-a-pv-not-seen"),
-    pytest.param("deleting", True, id="being-deleted"),
-])
-def test_only_claims_volume_binding_would_judge_are_rejected(claim: str, rejected: bool) -> None:
-    want = (UNRESOLVABLE, ("pod uses spec.volumes[0].persistentVolumeClaim" + NOT_YET,)) if rejected else None
-    assert run(UnsupportedPodFields(storage=_STORAGE), make_pod("p").volume("v", claim=claim)) == want
+def test_only_its_own_update_requeues_the_pod() -> None:
+    assert UnsupportedPodFields().events_to_register() == (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),)
 
 
 def test_field_names_agree_with_the_config_parser() -> None:
@@ -166,17 +99,17 @@ def test_default_profile_runs_it_at_pre_filter() -> None:
 
 
 def test_users_kube_scheduler_config_keeps_it() -> None:
-    # A kube-scheduler file that names the plugins kubesched lacks: they are warned about as
-    # unimplemented, and the pods that need them are still rejected, not misplaced. InterPodAffinity
-    # and PodTopologySpread are implemented: named again, they stay where they are.
+    # A kube-scheduler file that names plugins again: InterPodAffinity, PodTopologySpread and
+    # VolumeBinding are implemented, so they stay where they are, and nothing is unimplemented.
     config = loads("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
                    "profiles:\n  - schedulerName: default-scheduler\n    plugins:\n      multiPoint:\n"
                    "        enabled:\n          - name: InterPodAffinity\n          - name: PodTopologySpread\n"
                    "          - name: VolumeBinding\n")
     pre_filter = [ref.name for ref in config.profiles[0].plugins["preFilter"]]
     assert NAME in pre_filter
-    assert pre_filter[-5:] == [NAME, "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
-    assert config.unimplemented == ("profiles[0].plugins.multiPoint.enabled[2] (VolumeBinding)",)
+    assert pre_filter[pre_filter.index(NAME):] == [NAME, "VolumeBinding", "VolumeZone", "PodTopologySpread",
+                                                   "InterPodAffinity", "DynamicResources"]
+    assert config.unimplemented == ()
 
 
 def _cycle(pod: PodBuilder, **args: dict[str, Any]) -> ScheduleResult | FitError:
@@ -185,33 +118,12 @@ def _cycle(pod: PodBuilder, **args: dict[str, Any]) -> ScheduleResult | FitError
     return schedule(nodes, pod, profile=default_profile(**args))
 
 
-def test_fit_error_message_is_kube_schedulers_pre_filter_shape() -> None:
-    result = _cycle(make_pod("p").req(cpu="1").volume("data", ephemeral=True))
-    assert isinstance(result, FitError)
-    assert result.message() == ("0/4 nodes are available: pod uses spec.volumes[0].ephemeral, "
-                                "which kubesched does not evaluate yet.")
-    assert result.diagnosis.unschedulable_plugins == {NAME}
-
-
 def test_a_missing_claim_is_reported_as_kube_scheduler_reports_it() -> None:
-    # VolumeRestrictions' PreFilter, before UnsupportedPodFields, looks the claim up first.
+    # VolumeRestrictions' PreFilter, before VolumeBinding's, looks the claim up first.
     result = _cycle(make_pod("p").req(cpu="1").volume("data", claim="d"))
     assert isinstance(result, FitError)
     assert result.message() == '0/4 nodes are available: persistentvolumeclaim "d" not found.'
     assert result.diagnosis.unschedulable_plugins == {"VolumeRestrictions"}
-
-
-def test_ignored_field_is_scheduled_as_before() -> None:
-    # An unbound claim, ignored: placed as if VolumeBinding had passed it; the other volume plugins
-    # still read it.
-    storage = StaticStorage(claims=[make_pvc("d").storage_class("local").obj()],
-                            classes=[make_storage_class("local", binding_mode="WaitForFirstConsumer")])
-    config = ProfileConfig("kubesched", default_plugins(),
-                           plugin_args={NAME: {"ignoredFields": ["persistentVolumeClaim"]}})
-    profile = build_profile(config, in_tree_registry(storage=storage))
-    nodes: list[Node | NodeBuilder] = [make_node(f"n{i}") for i in range(4)]
-    assert isinstance(schedule(nodes, make_pod("p").req(cpu="1").volume("data", claim="d"), profile=profile),
-                      ScheduleResult)
 
 
 def _hosts() -> list[Node | NodeBuilder]:
@@ -308,9 +220,9 @@ def test_bad_args_name_the_field(args: str, want: str) -> None:
                               {"name": "c", "persistentVolumeClaim": None}]}, [], id="other-sources-and-null-pvc"),
     pytest.param({"volumes": [{"name": "t", "emptyDir": None},
                               {"name": "d", "persistentVolumeClaim": {"claimName": "d", "readOnly": True}}]},
-                 ["spec.volumes[1].persistentVolumeClaim"], id="pvc-after-null-source"),
+                 [], id="pvc-after-null-source"),
     pytest.param({"volumes": [{"name": "e", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]},
-                 ["spec.volumes[0].ephemeral"], id="ephemeral"),
+                 [], id="ephemeral"),
     pytest.param({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
                                                  "whenUnsatisfiable": "DoNotSchedule", "labelSelector": None}]},
                  [], id="spread-is-evaluated"),
@@ -325,12 +237,13 @@ def test_decode(spec: dict[str, Any], found: list[str]) -> None:
     assert [path for _, path in unsupported_fields.unsupported_fields(pod)] == found
 
 
-def test_a_config_without_it_is_warned_about() -> None:
+def test_a_config_without_it_needs_no_warning_now() -> None:
     from kubesched.cli_run import unguarded_profiles
 
     head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
     config = loads(head + "  - schedulerName: guarded\n"
                           "  - schedulerName: bare\n    plugins:\n      preFilter:\n        disabled:\n"
                           "          - name: UnsupportedPodFields\n")
-    assert unguarded_profiles(config) == ["bare"]
+    # No field is unsupported now, so no profile is left unguarded.
+    assert unguarded_profiles(config) == []
     assert unguarded_profiles(load(None)) == []

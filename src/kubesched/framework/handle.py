@@ -1,10 +1,12 @@
 """What a plugin may reach beyond its arguments (kube-scheduler's framework.Handle), behind small
 ports so plugins stay free of I/O: the scheduler's snapshot, its clock, read-only listers of the
-informers' objects, the pods waiting at Permit, and the writes a bind plugin and preemption need
-(bind a pod, set its nominated node, delete a victim) with a task set to run them in."""
+informers' objects, the pods waiting at Permit, and the writes a bind plugin, preemption and volume
+binding need (bind a pod, set its nominated node, delete a victim, bind a PV to a claim, give a
+claim its selected node) with a task set to run them in."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.waiting import WaitingPods
 from kubesched.model.objects import Job, Node, Pod
+from kubesched.model.storage import PersistentVolume, PersistentVolumeClaim
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -25,6 +28,12 @@ PodNominator = Callable[[Pod, str], Awaitable[Status | None]]
 VictimDeleter = Callable[[Pod, str], Awaitable[Status | None]]
 # Give a preemption victim the DisruptionTarget=True (PreemptionByScheduler) condition with this message.
 VictimDisruptor = Callable[[Pod, str], Awaitable[Status | None]]
+# VolumeBinding's PreBind: write the PV's claimRef and annotations as this (assumed) version has
+# them, on the condition that the apiserver still has its resourceVersion; the PV as written, or a
+# status with the apiserver's message.
+VolumeWriter = Callable[[PersistentVolume], Awaitable[PersistentVolume | Status]]
+# The same for a claim's annotations (volume.kubernetes.io/selected-node, to have it provisioned).
+ClaimWriter = Callable[[PersistentVolumeClaim], Awaitable[PersistentVolumeClaim | Status]]
 # Run a coroutine in the background (the scheduler's task set), for a synchronous extension point
 # that must write (preemption: nominate the preemptor, delete its victims).
 Spawner = Callable[[Coroutine[Any, Any, Any], str], object]
@@ -56,6 +65,14 @@ async def _no_writes(pod: Pod, value: str) -> Status | None:
     return Status(Code.ERROR, "this handle cannot write to a cluster")
 
 
+async def _no_volume_writes(obj: PersistentVolume) -> PersistentVolume | Status:
+    return Status(Code.ERROR, "this handle cannot write to a cluster")
+
+
+async def _no_claim_writes(obj: PersistentVolumeClaim) -> PersistentVolumeClaim | Status:
+    return Status(Code.ERROR, "this handle cannot write to a cluster")
+
+
 def _no_spawn(coro: Coroutine[Any, Any, Any], name: str) -> object:
     coro.close()
     log.warning("no task set: this handle cannot run %s in the background", name)
@@ -78,4 +95,8 @@ class Handle:
     nominate_pod: PodNominator = _no_writes
     delete_victim: VictimDeleter = _no_writes
     disrupt_victim: VictimDisruptor = _no_writes
+    write_volume: VolumeWriter = _no_volume_writes
+    write_claim: ClaimWriter = _no_claim_writes
     spawn: Spawner = _no_spawn
+    # How a plugin waits (VolumeBinding's PreBind polls the informers); tests pass a fake.
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep

@@ -77,6 +77,8 @@ class PersistentVolumeSpec(InTreeDiskSources, rename="camel", gc=False, omit_def
     persistent_volume_reclaim_policy: str = ""
     mount_options: list[str] = []
     csi: CSIPersistentVolumeSource | None = None
+    # VolumeAttributesClass (GA): a claim binds only a PV of its own attributes class.
+    volume_attributes_class_name: str | None = None
 
 
 class PersistentVolumeStatus(msgspec.Struct, gc=False, omit_defaults=True):
@@ -120,6 +122,7 @@ class PersistentVolumeClaimSpec(msgspec.Struct, rename="camel", gc=False, omit_d
     # claim to a static PV, so matching must know of it.
     data_source: TypedObjectReference | None = None
     data_source_ref: TypedObjectReference | None = None
+    volume_attributes_class_name: str | None = None
 
 
 class PersistentVolumeClaimStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):

@@ -32,6 +32,7 @@ from kubesched.plugins import (
     scheduling_gates,
     taint_toleration,
     unsupported_fields,
+    volume_binding,
     volume_restrictions,
     volume_zone,
 )
@@ -74,8 +75,9 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
         PluginSpec(dynamic_resources.NAME, dynamic_resources.new),
         PluginSpec(default_preemption.NAME, default_preemption.new, args_parser=default_preemption.parse_args),
         PluginSpec(default_binder.NAME, default_binder.new),
-        PluginSpec(unsupported_fields.NAME, functools.partial(unsupported_fields.new, storage=storage),
-                   args_parser=unsupported_fields.parse_args),
+        PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),
+        PluginSpec(volume_binding.NAME, functools.partial(volume_binding.new, storage=storage),
+                   args_parser=volume_binding.parse_args),
         PluginSpec(cronjob_pool.NAME, functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
                    args_parser=pool_config.parse_args),
     ])

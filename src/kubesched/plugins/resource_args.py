@@ -46,7 +46,7 @@ def _resources(raw: Mapping[str, Any], path: str, errs: Errors) -> list[dict[str
     return out or default_resources()
 
 
-def _shape(raw: Mapping[str, Any], path: str, errs: Errors) -> list[dict[str, int]]:
+def shape_points(raw: Mapping[str, Any], path: str, errs: Errors) -> list[dict[str, int]]:
     shape_path = child(path, "shape")
     points: list[dict[str, int]] = []
     for i, item in enumerate(get_list(raw, "shape", path, errs)):
@@ -113,7 +113,7 @@ def parse_node_resources_fit(raw: Mapping[str, Any], path: str, errs: Errors) ->
             errs.append(e.required(ratio_path, "must be specified when type is RequestedToCapacityRatio"))
         else:
             check_fields(ratio, ratio_path, ("shape",), errs)
-            out_strategy["requestedToCapacityRatio"] = {"shape": _shape(ratio, ratio_path, errs)}
+            out_strategy["requestedToCapacityRatio"] = {"shape": shape_points(ratio, ratio_path, errs)}
     elif ratio is not None:
         errs.append(e.forbidden(ratio_path, "must be nil when type is not RequestedToCapacityRatio"))
     return {"ignoredResources": ignored, "ignoredResourceGroups": groups, "scoringStrategy": out_strategy}
