@@ -17,6 +17,7 @@ from .api import ApiClient, ClusterConfig, KubeconfigError, load_config
 from .cli_leader import apply_flags, elector_for, leader_election_options
 from .config import ConfigError, load
 from .config.types import SchedulerConfig
+from .debug_state import log_comparison
 from .framework import PluginSpec, ProfileError
 from .outoftree import ENTRY_POINT_GROUP, PluginLoadError, out_of_tree_plugins
 from .plugins.registry import in_tree_registry
@@ -134,8 +135,15 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal, sig)
+        # As kube-scheduler: SIGUSR2 logs the cache comparer's result, and the map sizes.
+        def dump_state() -> None:
+            log_comparison(scheduler.compare_cache())
+            log.info("internal sizes", extra=scheduler.internal_sizes())
+
+        loop.add_signal_handler(signal.SIGUSR2, dump_state)
         log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names)})
-        runner = (await metrics.serve(address, scheduler.metrics, scheduler.ready.is_set, scheduler.health)
+        runner = (await metrics.serve(address, scheduler.metrics, scheduler.ready.is_set, scheduler.health,
+                                      lambda: scheduler.debug_state().page())
                   if address else None)
         try:
             await scheduler.run()
@@ -144,7 +152,7 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
                 await runner.cleanup()
             if stopping:
                 await stopping[0]
-            for sig in (signal.SIGTERM, signal.SIGINT):
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR2):
                 with contextlib.suppress(Exception):
                     loop.remove_signal_handler(sig)
         log.info("kubesched stopped", extra={"attempts": scheduler.stats.attempts,

@@ -251,9 +251,11 @@ class Metrics:
 
 
 async def serve(address: str, metrics: Metrics, ready: Callable[[], bool],
-                health: Callable[[], str | None] = lambda: None) -> web.AppRunner:
+                health: Callable[[], str | None] = lambda: None,
+                debug: Callable[[], dict[str, Any]] | None = None) -> web.AppRunner:
     """/healthz, /livez (failing with the reason when `health` gives one), /readyz (ready once the
-    caches are synced, and healthy) and /metrics over plain HTTP."""
+    caches are synced, and healthy) and /metrics over plain HTTP; with `debug`, its JSON at
+    /debug/kubesched/state (internal map sizes and the cache comparer's result)."""
     host, _, port = address.rpartition(":")
 
     async def healthz(_: web.Request) -> web.Response:
@@ -269,9 +271,15 @@ async def serve(address: str, metrics: Metrics, ready: Callable[[], bool],
     async def metrics_page(_: web.Request) -> web.Response:
         return web.Response(body=metrics.exposition(), content_type="text/plain", charset="utf-8")
 
+    async def debug_page(_: web.Request) -> web.Response:
+        assert debug is not None
+        return web.json_response(debug())
+
     app = web.Application()
     app.add_routes([web.get("/healthz", healthz), web.get("/livez", healthz), web.get("/readyz", readyz),
                     web.get("/metrics", metrics_page)])
+    if debug is not None:
+        app.add_routes([web.get("/debug/kubesched/state", debug_page)])
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host or "127.0.0.1", int(port)).start()

@@ -36,6 +36,7 @@ from kubesched.api.pod_status import disruption_target_patch, patch_pod_status
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
 from kubesched.cycles import Cycles
+from kubesched.debug_state import Comparison, DebugState, compare
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
 from kubesched.framework.profile import Profile, ProfileError, build_profile
@@ -126,6 +127,28 @@ class Scheduler:
         """For scheduler_cache_size{type}, at scrape time."""
         return {"nodes": self.cache.node_count, "pods": self.cache.pod_count,
                 "assumed_pods": len(self.cache.assumed_pods())}
+
+    def compare_cache(self) -> Comparison:
+        """kube-scheduler's cache comparer: the cache and the queue against the informers."""
+        return compare(self.cache, self.queue, self.pods.store.values(), self.nodes.store.values(), self.names)
+
+    def internal_sizes(self) -> dict[str, int]:
+        """The size of every map the scheduler keeps: after warm-up, flat under steady churn."""
+        sizes = {"cache_nodes": self.cache.node_count, "cache_pods": self.cache.pod_count,
+                 "cache_assumed_pods": len(self.cache.assumed_pods()), "cache_orphan_nodes": self.cache.orphan_nodes,
+                 **{f"queue_{k}": v for k, v in self.queue.internal_sizes().items()},
+                 "event_series": self.events.series_count, "conditions_pending": self.conditions.pending_count,
+                 "binds_in_flight": len(self.binds), "waiting_pods": len(self.handle.waiting_pods),
+                 "background_tasks": len(self._background)}
+        for informer in self._informers:
+            sizes[f"{informer.name}"] = len(informer.store)
+        return sizes
+
+    def debug_state(self) -> DebugState:
+        return DebugState(self.internal_sizes, self.compare_cache, extra={
+            "relists": lambda: {i.name: i.relists for i in self._informers},
+            "stats": lambda: {"attempts": self.stats.attempts, "scheduled": self.stats.scheduled,
+                              "errors": self.stats.errors}})
 
     # --- running ------------------------------------------------------------------------------------
 

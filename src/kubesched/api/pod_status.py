@@ -166,6 +166,10 @@ class ConditionWriter:
         self.written = 0
         self.failed = 0
 
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending) + len(self._sending)
+
     def submit(self, pod: Pod, message: str, reason: str = REASON_UNSCHEDULABLE,
                nominated_node: str | None = "") -> None:
         """`nominated_node`: the node preemption nominated, "" to clear status.nominatedNodeName
