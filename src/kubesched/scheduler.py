@@ -47,7 +47,7 @@ from kubesched.metrics import Metrics
 from kubesched.model.objects import (
     Pod,
 )
-from kubesched.queue import SchedulingQueue
+from kubesched.queue import SchedulingQueue, eligible
 from kubesched.sources import ClusterSources
 
 log = logging.getLogger("kubesched")
@@ -292,6 +292,14 @@ class Scheduler:
             info = await self.queue.pop()
             if info is None:
                 return
+            if not all(i.live for i in self._informers):
+                if not await self._until_live():
+                    return
+                latest = self.pods.get(info.key)
+                if latest is None or latest.metadata.uid != info.uid or not eligible(latest, self.names):
+                    self.queue.done(info.uid)  # deleted, bound or handed over while we waited
+                    continue
+                info.pod = latest
             try:
                 self.schedule_one(info)
             except Exception:
@@ -301,6 +309,23 @@ class Scheduler:
                 self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
             # Let binds, informers and events run between cycles.
             await asyncio.sleep(0)
+
+    async def _until_live(self) -> bool:
+        """Wait until every informer follows the apiserver again (True), or the scheduler stops.
+        A cycle on a store that missed changes could bind to a deleted node or into room a pod
+        deleted meanwhile never freed; binds would fail against an unreachable apiserver anyway."""
+        behind = [i for i in self._informers if not i.live]
+        log.info("scheduling paused until the informers have re-listed or resumed their watches",
+                 extra={"informers": [i.name for i in behind]})
+        paused = time.monotonic()
+        live = asyncio.ensure_future(asyncio.gather(*(i.wait_live() for i in behind)))
+        try:
+            resumed = await self._until(live)
+        finally:
+            live.cancel()
+        if resumed:
+            log.info("scheduling resumed", extra={"seconds": round(time.monotonic() - paused, 3)})
+        return resumed
 
     async def _bind_pod(self, pod: Pod, node: str) -> Status | None:
         """The handle's binding port, for DefaultBinder."""
