@@ -195,6 +195,13 @@ async def _apiserver(client: ApiClient, fleet: _Fleet, opts: ChaosOptions, resul
     creator = asyncio.create_task(wl.create_at_rate(client, pods, SCHEDULER_NAME, opts.rate, deadline, created))
     downtime: list[float] = []
     resumed_after: list[float] = []
+    watchers: list[asyncio.Task[None]] = []
+
+    async def resumed(before: int, back: float) -> None:
+        if before < len(pods):  # else nothing was left to bind
+            await _wait("a bind after the restart", functools.partial(_more_bound, client, before), deadline)
+        resumed_after.append(round(time.monotonic() - back, 2))
+
     for k in range(1, opts.restarts + 1):
         await _wait(f"{k}/{opts.restarts + 1} of the pods created",
                     functools.partial(_at_least, created, k * len(pods) // (opts.restarts + 1)), deadline)
@@ -203,11 +210,9 @@ async def _apiserver(client: ApiClient, fleet: _Fleet, opts: ChaosOptions, resul
         downtime.append(round(await asyncio.to_thread(plane.restart, fleet.cluster.name, "kube-apiserver",
                                                       lambda m: None), 2))
         result.restarts += 1
-        back = time.monotonic()
-        await _wait("a bind after the restart",
-                    functools.partial(_more_bound, client, before), deadline)
-        resumed_after.append(round(time.monotonic() - back, 2))
+        watchers.append(asyncio.create_task(resumed(before, time.monotonic())))
     await creator
+    await asyncio.gather(*watchers)
     await _all_bound(client, len(pods), deadline, fleet)
     if running.proc.poll() is not None or running.proc.pid != pid:
         raise RuntimeError(f"kubesched exited ({running.proc.returncode}); it must ride the restarts out")
