@@ -102,9 +102,10 @@ async def delete(client: ApiClient, name: str, deadline: float) -> None:
 
 async def create_at_rate(client: ApiClient, pods: list[PodPlan], scheduler_name: str, rate: float,
                          deadline: float, created: list[str], concurrency: int = 32) -> None:
-    """At most `rate` a second (0: as fast as it goes), `concurrency` in flight; `created` grows."""
+    """At most `rate` a second (0: as fast as it goes), `concurrency` in flight; `created` grows.
+    No catching up after an outage: the pods keep arriving at `rate` once the apiserver is back."""
     slots = asyncio.Semaphore(concurrency)
-    start = time.monotonic()
+    due = time.monotonic()
 
     async def one(p: PodPlan) -> None:
         try:
@@ -114,9 +115,11 @@ async def create_at_rate(client: ApiClient, pods: list[PodPlan], scheduler_name:
             slots.release()
 
     async with asyncio.TaskGroup() as tg:
-        for i, p in enumerate(pods):
-            if rate > 0 and (delay := start + i / rate - time.monotonic()) > 0:
-                await asyncio.sleep(delay)
+        for p in pods:
+            if rate > 0:
+                if (delay := due - time.monotonic()) > 0:
+                    await asyncio.sleep(delay)
+                due = max(due, time.monotonic() - 1.0) + 1 / rate
             await slots.acquire()
             tg.create_task(one(p))
 
