@@ -216,7 +216,7 @@ async def _apiserver(client: ApiClient, fleet: _Fleet, opts: ChaosOptions, resul
     await _all_bound(client, len(pods), deadline, fleet)
     if running.proc.poll() is not None or running.proc.pid != pid:
         raise RuntimeError(f"kubesched exited ({running.proc.returncode}); it must ride the restarts out")
-    result.figures["apiserver down (s)"] = downtime
+    result.figures["restart until /readyz ok (s)"] = downtime
     result.figures["first new bind after the apiserver was back (s)"] = resumed_after
     result.figures["kubesched restarted"] = "never (one process, pid unchanged)"
 
