@@ -6,6 +6,7 @@ import click
 
 from . import __version__
 from .cli_bench import bench
+from .cli_chaos import chaos
 from .cli_cluster import cluster
 from .cli_explain import explain
 from .cli_pool import pool
@@ -48,6 +49,7 @@ main.add_command(run)
 main.add_command(cluster)
 main.add_command(pool)
 main.add_command(bench)
+main.add_command(chaos)
 main.add_command(explain)
 main.add_command(snapshot)
 main.add_command(simulate)

@@ -72,6 +72,22 @@ def down(name: str) -> None:
 
 @cluster.command()
 @name_option
+@click.option("--component", required=True, type=click.Choice(plane.START_ORDER),
+              help="The component to restart.")
+@click.option("--down-for", type=click.FloatRange(min=0), default=0.0, show_default=True, metavar="SECONDS",
+              help="Keep it stopped this long before starting it again.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait until it is healthy.")
+def restart(name: str, component: str, down_for: float, timeout: float) -> None:
+    """Stop one component of a running cluster and start it again as `up` did (the others keep
+    running): kubesched cluster restart --component kube-apiserver."""
+    try:
+        plane.restart(name, component, say, ready_timeout=timeout, down_for=down_for)
+    except plane.ClusterError as exc:
+        fail(str(exc))
+
+
+@cluster.command()
+@name_option
 def status(name: str) -> None:
     """Show a cluster's components, ports and health."""
     c = plane.load(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from .cli_leader import apply_flags, elector_for, leader_election_options
 from .config import ConfigError, load
 from .config.dump import dumps
 from .config.types import SchedulerConfig
+from .debug_state import log_comparison
 from .framework import PluginSpec, ProfileError
 from .framework.events import STORAGE_RESOURCES
 from .outoftree import ENTRY_POINT_GROUP, PluginLoadError, out_of_tree_plugins
@@ -175,9 +177,16 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal, sig)
+        # As kube-scheduler: SIGUSR2 logs the cache comparer's result, and the map sizes.
+        def dump_state() -> None:
+            log_comparison(scheduler.compare_cache())
+            log.info("internal sizes", extra=scheduler.internal_sizes())
+
+        loop.add_signal_handler(signal.SIGUSR2, dump_state)
         log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names)})
         endpoints = serving.Endpoints(scheduler.metrics.exposition, scheduler.ready.is_set, scheduler.health)
-        runner = await serving.start_plain(address, endpoints) if address else None
+        runner = await serving.start_plain(address, dataclasses.replace(
+            endpoints, debug=lambda: scheduler.debug_state().page())) if address else None
         try:
             if secure is not None:
                 await secure.start(endpoints)
@@ -189,7 +198,7 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
                 await runner.cleanup()
             if stopping:
                 await stopping[0]
-            for sig in (signal.SIGTERM, signal.SIGINT):
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR2):
                 with contextlib.suppress(Exception):
                     loop.remove_signal_handler(sig)
         log.info("kubesched stopped", extra={"attempts": scheduler.stats.attempts,

@@ -37,6 +37,7 @@ from kubesched.api.pod_status import disruption_target_patch, patch_pod_status
 from kubesched.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
 from kubesched.cycles import Cycles
+from kubesched.debug_state import Comparison, DebugState, compare
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
 from kubesched.framework.profile import Profile, ProfileError, build_profile
@@ -48,7 +49,7 @@ from kubesched.model.objects import (
     Pod,
 )
 from kubesched.model.storage import PersistentVolume, PersistentVolumeClaim
-from kubesched.queue import SchedulingQueue
+from kubesched.queue import SchedulingQueue, eligible
 from kubesched.sources import ClusterSources
 
 log = logging.getLogger("kubesched")
@@ -133,6 +134,28 @@ class Scheduler:
         """For scheduler_cache_size{type}, at scrape time."""
         return {"nodes": self.cache.node_count, "pods": self.cache.pod_count,
                 "assumed_pods": len(self.cache.assumed_pods())}
+
+    def compare_cache(self) -> Comparison:
+        """kube-scheduler's cache comparer: the cache and the queue against the informers."""
+        return compare(self.cache, self.queue, self.pods.store.values(), self.nodes.store.values(), self.names)
+
+    def internal_sizes(self) -> dict[str, int]:
+        """The size of every map the scheduler keeps: after warm-up, flat under steady churn."""
+        sizes = {"cache_nodes": self.cache.node_count, "cache_pods": self.cache.pod_count,
+                 "cache_assumed_pods": len(self.cache.assumed_pods()), "cache_orphan_nodes": self.cache.orphan_nodes,
+                 **{f"queue_{k}": v for k, v in self.queue.internal_sizes().items()},
+                 "event_series": self.events.series_count, "conditions_pending": self.conditions.pending_count,
+                 "binds_in_flight": len(self.binds), "waiting_pods": len(self.handle.waiting_pods),
+                 "background_tasks": len(self._background)}
+        for informer in self._informers:
+            sizes[f"{informer.name}"] = len(informer.store)
+        return sizes
+
+    def debug_state(self) -> DebugState:
+        return DebugState(self.internal_sizes, self.compare_cache, extra={
+            "relists": lambda: {i.name: i.relists for i in self._informers},
+            "stats": lambda: {"attempts": self.stats.attempts, "scheduled": self.stats.scheduled,
+                              "errors": self.stats.errors}})
 
     # --- running ------------------------------------------------------------------------------------
 
@@ -276,6 +299,14 @@ class Scheduler:
             info = await self.queue.pop()
             if info is None:
                 return
+            if not all(i.live for i in self._informers):
+                if not await self._until_live():
+                    return
+                latest = self.pods.get(info.key)
+                if latest is None or latest.metadata.uid != info.uid or not eligible(latest, self.names):
+                    self.queue.done(info.uid)  # deleted, bound or handed over while we waited
+                    continue
+                info.pod = latest
             try:
                 self.schedule_one(info)
             except Exception:
@@ -285,6 +316,23 @@ class Scheduler:
                 self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
             # Let binds, informers and events run between cycles.
             await asyncio.sleep(0)
+
+    async def _until_live(self) -> bool:
+        """Wait until every informer follows the apiserver again (True), or the scheduler stops.
+        A cycle on a store that missed changes could bind to a deleted node or into room a pod
+        deleted meanwhile never freed; binds would fail against an unreachable apiserver anyway."""
+        behind = [i for i in self._informers if not i.live]
+        log.info("scheduling paused until the informers have re-listed or resumed their watches",
+                 extra={"informers": [i.name for i in behind]})
+        paused = time.monotonic()
+        live = asyncio.ensure_future(asyncio.gather(*(i.wait_live() for i in behind)))
+        try:
+            resumed = await self._until(live)
+        finally:
+            live.cancel()
+        if resumed:
+            log.info("scheduling resumed", extra={"seconds": round(time.monotonic() - paused, 3)})
+        return resumed
 
     async def _bind_pod(self, pod: Pod, node: str) -> Status | None:
         """The handle's binding port, for DefaultBinder."""

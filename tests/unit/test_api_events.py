@@ -9,8 +9,10 @@ from typing import Any, cast
 import orjson
 import pytest
 
+from kubesched.api import pod_status
 from kubesched.api.binder import binding_body
 from kubesched.api.client import ApiClient, Response
+from kubesched.api.errors import ApiConnectionError
 from kubesched.api.events import NOTE_LENGTH_LIMIT, EventRecorder, event_name, truncate_note
 from kubesched.api.pod_status import ConditionWriter, pod_scheduled_patch
 from kubesched.model.objects import ObjectMeta, Pod, PodCondition, PodStatus
@@ -180,3 +182,61 @@ async def test_condition_writer_keeps_latest_message_per_pod() -> None:
     assert content_type == "application/strategic-merge-patch+json"
     assert body["status"]["conditions"][0]["message"] == "second"
     assert writer.written == 1
+
+
+class AwayClient(FakeClient):
+    """An apiserver that refuses connections for the first `away` requests (restarting)."""
+
+    def __init__(self, away: int) -> None:
+        super().__init__()
+        self.away = away
+
+    async def request(self, method: str, path: str, *, body: bytes | None = None,
+                      content_type: str = "application/json", **kw: Any) -> Response:
+        if self.away > 0:
+            self.away -= 1
+            raise ApiConnectionError("connecting to 127.0.0.1:6443: ConnectionRefusedError")
+        return await super().request(method, path, body=body, content_type=content_type, **kw)
+
+
+async def test_condition_writer_keeps_a_condition_through_an_apiserver_restart(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """R2's finding: a condition written while the apiserver restarted was logged and dropped, leaving
+    an unschedulable pod with no PodScheduled condition until its next attempt (up to 5 minutes)."""
+    monkeypatch.setattr(pod_status, "CONDITION_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(pod_status, "_RETRY_DELAYS", ())
+    client = AwayClient(away=3)
+    writer = ConditionWriter(cast(ApiClient, client), workers=1)
+    writer.submit(make_pod(), "0/3 nodes are available: ...")
+    task = asyncio.create_task(writer.run())
+    try:
+        for _ in range(500):
+            if writer.written:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert (writer.written, writer.retried, writer.failed) == (1, 3, 0)
+    [(_, _, body, _)] = client.calls
+    assert body["status"]["conditions"][0]["message"] == "0/3 nodes are available: ..."
+
+
+async def test_a_pod_bound_meanwhile_gets_no_late_condition(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pod_status, "CONDITION_RETRY_SECONDS", 0.05)
+    monkeypatch.setattr(pod_status, "_RETRY_DELAYS", ())
+    client = AwayClient(away=1)
+    writer = ConditionWriter(cast(ApiClient, client), workers=1)
+    writer.submit(make_pod(), "unschedulable")
+    task = asyncio.create_task(writer.run())
+    try:
+        await asyncio.sleep(0.02)
+        assert writer.retried == 1
+        writer.discard("u1")  # the next attempt bound it
+        await asyncio.sleep(0.2)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert client.calls == []

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from kubesched.api.errors import ApiError
+from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.api.informer import MIN_WATCH_TIMEOUT, WATCH_GRACE, Codec
 from kubesched.api.kubeconfig import KubeconfigError
 from kubesched.model.objects import Node, Pod
@@ -177,3 +177,31 @@ async def test_watch_silence_is_noticed_within_two_minutes(recorder: Recorder) -
         assert MIN_WATCH_TIMEOUT <= timeout <= 2 * MIN_WATCH_TIMEOUT
         assert read_timeout == timeout + WATCH_GRACE
     assert 2 * MIN_WATCH_TIMEOUT + WATCH_GRACE <= 120
+
+
+async def test_informer_is_live_only_while_its_watch_follows_the_apiserver(
+        recorder: Recorder, no_sleep: None) -> None:
+    """R3's finding: after a broken watch the store may be behind until the next list or watch;
+    `live` says so, and the scheduler does not decide on such a store."""
+    seen: list[tuple[str, bool]] = []
+    api = FakeApiserver(lists=[[pod_json("a", "1")], [pod_json("a", "1")]],
+                        watches=[ApiConnectionError("watch stream broke"), ApiError(410, "Expired", "too old"), []])
+    informer = make_informer(api, recorder)
+    stream, get = api.stream, api.get
+
+    def spy_stream(path: str, params: Any = None, *, read_timeout: float | None = None) -> Any:
+        seen.append(("watch", informer.live))
+        return stream(path, params, read_timeout=read_timeout)
+
+    async def spy_get(path: str, params: Any = None) -> bytes:
+        seen.append(("list", informer.live))
+        return await get(path, params)
+
+    api.stream, api.get = spy_stream, spy_get  # type: ignore[method-assign]
+    assert not informer.live
+    await run_until_idle(informer, api)
+    # list, watch (breaks), watch again (410), list again, watch (opens, ends normally), watch again:
+    # live only once a watch has opened, and still live when one ends normally.
+    assert seen == [("list", False), ("watch", False), ("watch", False), ("list", False), ("watch", False),
+                    ("watch", True)]
+    assert informer.live

@@ -141,6 +141,11 @@ class EventRecorder:
         self.failed = 0
         self._last_drop_log = 0.0
 
+    @property
+    def series_count(self) -> int:
+        """Events kept to be counted into series (pruned as they age)."""
+        return len(self._cache)
+
     # --- recording (sync, never blocks) ---------------------------------------------------------
 
     # `controller` is the profile's schedulerName when there are several profiles; kube-scheduler

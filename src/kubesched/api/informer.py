@@ -239,6 +239,11 @@ class Informer(Generic[T]):
         self.failing_fatally_since: float | None = None
         self.last_error = ""
         self._synced = asyncio.Event()
+        # Set while the store follows the apiserver: the list is in and a watch is open (or has just
+        # ended normally and resumes from where it was). Cleared as soon as a list or watch fails:
+        # from then until the next list or watch succeeds, changes may be going unseen, and the
+        # scheduler does not decide on a store it knows to be behind (see Scheduler._schedule_loop).
+        self._live = asyncio.Event()
         self.relists = 0  # how many times a 410 forced a new list; for tests and metrics
         self.skipped = 0  # objects that could not be decoded, logged and left out
 
@@ -248,6 +253,13 @@ class Informer(Generic[T]):
 
     async def wait_synced(self) -> None:
         await self._synced.wait()
+
+    @property
+    def live(self) -> bool:
+        return self._live.is_set()
+
+    async def wait_live(self) -> None:
+        await self._live.wait()
 
     def get(self, key: str) -> T | None:
         return self.store.get(key)
@@ -273,10 +285,12 @@ class Informer(Generic[T]):
                 await self._watch()
                 backoff.reset()
             except _Gone as e:
+                self._live.clear()
                 log.info("%s: %s; listing again", self.name, e)
                 need_list = True
                 self.relists += 1
             except ApiError as e:
+                self._live.clear()
                 if e.status == 410:
                     log.info("%s: %s; listing again", self.name, e)
                     need_list = True
@@ -284,13 +298,16 @@ class Informer(Generic[T]):
                     continue
                 await self._failed(e, backoff, fatal=not (e.status == 429 or e.status >= 500))
             except ApiConnectionError as e:
+                self._live.clear()
                 await self._failed(e, backoff, fatal=False)
             except msgspec.DecodeError as e:
+                self._live.clear()
                 need_list = True  # an event we could not read is an event we might have missed
                 await self._failed(e, backoff, fatal=False)
             except Exception as e:
                 # Credentials that cannot be refreshed (KubeconfigError), a transport's RuntimeError,
                 # a bug: retried like the rest, but they count against liveness.
+                self._live.clear()
                 need_list = True
                 await self._failed(e, backoff, fatal=True)
 
@@ -368,6 +385,7 @@ class Informer(Generic[T]):
         }
         async with self.client.stream(self.resource.path, params, read_timeout=timeout + WATCH_GRACE) as lines:
             self._working()
+            self._live.set()
             async for line in lines:
                 self._apply(line)
 

@@ -153,6 +153,10 @@ async def set_pod_unschedulable(
     return True
 
 
+# How long a condition the apiserver could not take waits before it is sent again.
+CONDITION_RETRY_SECONDS = 2.0
+
+
 class ConditionWriter:
     """Writes PodScheduled conditions off the scheduling path: `submit` never waits; a few
     workers send; a pod submitted again before its turn keeps only its latest message."""
@@ -165,6 +169,11 @@ class ConditionWriter:
         self._sending: dict[str, asyncio.Event] = {}
         self.written = 0
         self.failed = 0
+        self.retried = 0
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending) + len(self._sending)
 
     def submit(self, pod: Pod, message: str, reason: str = REASON_UNSCHEDULABLE,
                nominated_node: str | None = "") -> None:
@@ -205,6 +214,22 @@ class ConditionWriter:
             finally:
                 self._ready.task_done()
 
+    def _retry_later(self, uid: str, entry: tuple[Pod, str, str, str | None], error: Exception) -> None:
+        """The apiserver is away (restarting, overloaded): keep the condition and send it again later,
+        so that no pending pod is left without one. A newer message or a bind in between wins."""
+        if uid in self._pending:
+            return  # a newer message was submitted meanwhile: it is queued already
+        self._pending[uid] = entry
+        self.retried += 1
+        if self.retried == 1 or self.retried % 100 == 0:
+            log.warning("PodScheduled conditions not written yet, retrying: %s", error,
+                        extra={"retried": self.retried})
+        asyncio.get_running_loop().call_later(CONDITION_RETRY_SECONDS, self._requeue, uid)
+
+    def _requeue(self, uid: str) -> None:
+        if uid in self._pending:  # not discarded (bound) meanwhile
+            self._ready.put_nowait(uid)
+
     async def _send(self, uid: str) -> None:
         # One write at a time per pod, in submission order.
         earlier = self._sending.get(uid)
@@ -220,6 +245,12 @@ class ConditionWriter:
                                            clear_nominated_node=nominated is not None,
                                            nominated_node=nominated or ""):
                 self.written += 1
+        except ApiConnectionError as e:
+            self._retry_later(uid, pending, e)
+        except ApiError as e:
+            if e.status < 500 and e.status != 429:
+                raise
+            self._retry_later(uid, pending, e)
         finally:
             sending.set()
             if self._sending.get(uid) is sending:

@@ -246,3 +246,21 @@ class Cache:
 
     def assumed_pods(self) -> list[PodInfo]:
         return [s.info for s in self._pods.values() if s.assumed]
+
+    # For the cache comparer and the debug page (kubesched.debug_state), never the scheduling path.
+
+    def node_names(self) -> list[str]:
+        return list(self._nodes)
+
+    def pod_nodes(self) -> dict[str, str]:
+        """Every pod the cache holds, assumed or bound: uid -> node name."""
+        return {uid: s.node_name for uid, s in self._pods.items()}
+
+    def is_assumed_uid(self, uid: str) -> bool:
+        state = self._pods.get(uid)
+        return state is not None and state.assumed
+
+    @property
+    def orphan_nodes(self) -> int:
+        """Node names that hold pods but are not (or no longer) in the cache."""
+        return len(self._orphans)

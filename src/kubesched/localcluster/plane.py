@@ -47,6 +47,8 @@ class Cluster:
     kubeconfig: str = ""
     ports: dict[str, int] = field(default_factory=dict)
     pids: dict[str, int] = field(default_factory=dict)
+    # Each component's command line, so `restart` can start it again exactly as `up` did.
+    commands: dict[str, list[str]] = field(default_factory=dict)
     owner_pid: int = 0
     topology: str = ""
     node_count: int = 0
@@ -139,6 +141,55 @@ def down(name: str, progress: Progress = print) -> bool:
     return True
 
 
+def restart(name: str, component: str, progress: Progress = print, ready_timeout: float = 120.0,
+            down_for: float = 0.0) -> float:
+    """Stop one component (SIGTERM, then SIGKILL), keep it down `down_for` seconds, start it again
+    with the command line `up` gave it and wait until it is healthy; the rest of the plane keeps
+    running. Returns the seconds it was unavailable. Clients of the apiserver see their connections
+    drop and their watches end, as in a real control-plane upgrade."""
+    cluster = load(name)
+    if cluster is None:
+        raise ClusterError(f"no cluster named {name!r}; `kubesched cluster list` shows the existing ones")
+    if component not in cluster.pids:
+        raise ClusterError(f"--component: Invalid value: {component!r}: cluster {name!r} runs "
+                           f"{', '.join(c for c in START_ORDER if c in cluster.pids)}")
+    args = cluster.commands.get(component)
+    if not args:
+        raise ClusterError(f"cluster {name!r} was started by an older kubesched that did not record how it "
+                           f"started {component}; recreate it (`kubesched cluster down` then `up`) to restart it")
+    began = time.monotonic()
+    procs.stop([cluster.pids[component]], cluster.dir)
+    port = cluster.ports.get(component)
+    deadline = time.monotonic() + 15
+    while port and procs.port_in_use(port):
+        if time.monotonic() > deadline:
+            raise ClusterError(f"{component}'s port {port} is still in use 15 s after it stopped")
+        time.sleep(0.1)
+    progress(f"cluster {name!r}: {component} stopped")
+    if down_for > 0:
+        time.sleep(down_for)
+    cluster.pids[component] = procs.start(args, cluster.log(component), cluster.path)
+    cluster.save()
+    _wait(cluster, component, _health_check(cluster, component), ready_timeout, progress)
+    took = time.monotonic() - began
+    progress(f"cluster {name!r}: {component} restarted and healthy after {took:.1f} s")
+    return took
+
+
+def _health_check(cluster: Cluster, component: str) -> Callable[[], bool]:
+    ports = cluster.ports
+    if component == "etcd":
+        return lambda: get(f"http://127.0.0.1:{ports['etcd']}/health", None)[0] == 200
+    if component == "kube-apiserver":
+        pki = cluster.path / "pki"
+        admin = tls_context(pki / "ca.crt", pki / "admin.crt", pki / "admin.key")
+        return lambda: get(f"{cluster.server}/readyz", admin)[0] == 200
+    if component == "kwok":
+        return lambda: get(f"http://127.0.0.1:{ports['kwok']}/healthz", None)[0] == 200
+    insecure = tls_context(None)
+    return lambda: get(f"https://127.0.0.1:{ports[component]}/healthz", insecure)[0] == 200
+
+
 def _remove(cluster: Cluster, progress: Progress) -> None:
     pids = [cluster.pids[c] for c in reversed(START_ORDER) if c in cluster.pids]
     procs.stop(pids, cluster.dir)
@@ -190,7 +241,7 @@ def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | Non
         f"--advertise-client-urls={etcd_url}", f"--listen-peer-urls={peer_url}",
         f"--initial-advertise-peer-urls={peer_url}", f"--initial-cluster=default={peer_url}",
         "--unsafe-no-fsync", "--quota-backend-bytes=8589934592", "--log-level=warn"])
-    _wait(cluster, "etcd", lambda: get(f"{etcd_url}/health", None)[0] == 200, ready_timeout, progress)
+    _wait(cluster, "etcd", _health_check(cluster, "etcd"), ready_timeout, progress)
 
     admin_ctx = tls_context(ca.cert_path, admin.cert, admin.key)
     _launch(cluster, "kube-apiserver", [
@@ -206,8 +257,7 @@ def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | Non
         "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
         "--max-requests-inflight=3000", "--max-mutating-requests-inflight=1000", "--allow-privileged=true",
         f"--cert-dir={pki_dir}", "--v=1"])
-    _wait(cluster, "kube-apiserver", lambda: get(f"{cluster.server}/readyz", admin_ctx)[0] == 200,
-          ready_timeout, progress)
+    _wait(cluster, "kube-apiserver", _health_check(cluster, "kube-apiserver"), ready_timeout, progress)
 
     _launch(cluster, "kube-controller-manager", [
         str(bins / "kube-controller-manager"), f"--kubeconfig={d / 'controller-manager.kubeconfig'}",
@@ -234,16 +284,9 @@ def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | Non
         "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
         "--cidr=10.244.0.1/16", "--node-ip=10.0.0.1", "--node-lease-duration-seconds=40",
         f"--server-address=127.0.0.1:{ports['kwok']}"])
-    insecure = tls_context(None)
-    _wait(cluster, "kube-controller-manager",
-          lambda: get(f"https://127.0.0.1:{ports['kube-controller-manager']}/healthz", insecure)[0] == 200,
-          ready_timeout, progress)
-    if cluster.default_scheduler:
-        _wait(cluster, "kube-scheduler",
-              lambda: get(f"https://127.0.0.1:{ports['kube-scheduler']}/healthz", insecure)[0] == 200,
-              ready_timeout, progress)
-    _wait(cluster, "kwok", lambda: get(f"http://127.0.0.1:{ports['kwok']}/healthz", None)[0] == 200,
-          ready_timeout, progress)
+    for component in ("kube-controller-manager", "kube-scheduler", "kwok"):
+        if component in cluster.pids:
+            _wait(cluster, component, _health_check(cluster, component), ready_timeout, progress)
     progress(f"cluster {cluster.name!r}: components healthy in {time.monotonic() - started:.1f} s; "
              f"creating {len(topology.nodes)} node(s)")
     asyncio.run(create_all(cluster.server, admin_ctx, "/api/v1/nodes", (n.manifest() for n in topology.nodes),
@@ -264,6 +307,7 @@ def _kwok_config(d: Path) -> Path:
 
 def _launch(cluster: Cluster, component: str, args: list[str]) -> None:
     cluster.pids[component] = procs.start(args, cluster.log(component), cluster.path)
+    cluster.commands[component] = list(args)
     cluster.save()
 
 

@@ -172,6 +172,16 @@ class SchedulingQueue:
             return "in-flight"
         return self._where(uid)
 
+    def in_flight_uids(self) -> list[str]:
+        """Pods popped and not yet done (their cycle or binding runs)."""
+        return list(self._in_flight)
+
+    def internal_sizes(self) -> dict[str, int]:
+        """Every map the queue keeps, for the debug page: flat over a long run, or something leaks."""
+        return {"active": len(self._active), "backoff": len(self._backoff), "error_backoff": len(self._error_backoff),
+                "unschedulable": len(self._unschedulable), "in_flight": len(self._in_flight),
+                "in_flight_events": len(self._in_flight_events), "event_interest": len(self._interest)}
+
     def pending_counts(self) -> dict[str, int]:
         """For scheduler_pending_pods{queue}."""
         gated = sum(1 for info in self._unschedulable.values() if info.gated)

@@ -32,6 +32,8 @@ class Endpoints:
     exposition: Callable[[], bytes]
     ready: Callable[[], bool]
     health: Callable[[], str | None]
+    # /debug/kubesched/state's JSON (internal map sizes, the cache comparer's result): plain HTTP only.
+    debug: Callable[[], dict[str, Any]] | None = None
 
 
 def _routes(endpoints: Endpoints) -> list[web.RouteDef]:
@@ -48,8 +50,14 @@ def _routes(endpoints: Endpoints) -> list[web.RouteDef]:
     async def metrics_page(_: web.Request) -> web.Response:
         return web.Response(body=endpoints.exposition(), content_type="text/plain", charset="utf-8")
 
-    return [web.get("/healthz", healthz), web.get("/livez", healthz), web.get("/readyz", readyz),
-            web.get("/metrics", metrics_page)]
+    routes = [web.get("/healthz", healthz), web.get("/livez", healthz), web.get("/readyz", readyz),
+              web.get("/metrics", metrics_page)]
+    debug = endpoints.debug
+    if debug is not None:
+        async def debug_page(_: web.Request) -> web.Response:
+            return web.json_response(debug())
+        routes.append(web.get("/debug/kubesched/state", debug_page))
+    return routes
 
 
 def status_body(code: int, reason: str, message: str, details: bool) -> bytes:
