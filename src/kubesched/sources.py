@@ -8,6 +8,7 @@ from typing import Any
 
 from kubesched.api import ApiClient, Handlers, Informer, job_informer, namespace_informer, node_informer, pod_informer
 from kubesched.api.informer import (
+    POD_DISRUPTION_BUDGETS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
     SERVICES,
@@ -20,6 +21,7 @@ from kubesched.model.objects import (
     Namespace,
     Node,
     Pod,
+    PodDisruptionBudget,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -65,6 +67,9 @@ class ClusterSources:
             client, REPLICATION_CONTROLLERS, ReplicationController, Handlers())
         self.replica_sets: Informer[ReplicaSet] = Informer(client, REPLICA_SETS, ReplicaSet, Handlers())
         self.stateful_sets: Informer[StatefulSet] = Informer(client, STATEFUL_SETS, StatefulSet, Handlers())
+        # DefaultPreemption's PodDisruptionBudgets; kube-scheduler requeues no pod on their changes.
+        self.pdbs: Informer[PodDisruptionBudget] = Informer(
+            client, POD_DISRUPTION_BUDGETS, PodDisruptionBudget, Handlers())
         self.owner_selectors = InformerSelectors(OwnerSelectors(
             self.services, self.replication_controllers, self.replica_sets, self.stateful_sets))
 
@@ -72,10 +77,10 @@ class ClusterSources:
     def all(self) -> tuple[Informer[Any], ...]:
         """Nodes first and pods last, so a pod's node is known when the pod arrives."""
         return (self.nodes, self.jobs, self.namespaces, self.services, self.replication_controllers,
-                self.replica_sets, self.stateful_sets, self.pods)
+                self.replica_sets, self.stateful_sets, self.pdbs, self.pods)
 
     def registry(self, out_of_tree: Iterable[PluginSpec] = ()) -> Registry:
         """The plugins read Jobs, namespaces and owner selectors from these informers, never from
         the API per pod."""
         return in_tree_registry(jobs=InformerJobs(self.jobs), namespaces=InformerNamespaces(self.namespaces),
-                                selectors=self.owner_selectors).merged(out_of_tree)
+                                selectors=self.owner_selectors, pdbs=self.pdbs).merged(out_of_tree)

@@ -22,7 +22,7 @@ ALLOWED = [
     *((group, resource, "", verb, "", "")
       for group, resource in (("", "pods"), ("", "nodes"), ("", "namespaces"), ("", "services"),
                               ("", "replicationcontrollers"), ("apps", "replicasets"),
-                              ("apps", "statefulsets"), ("batch", "jobs"))
+                              ("apps", "statefulsets"), ("batch", "jobs"), ("policy", "poddisruptionbudgets"))
       for verb in ("list", "watch")),
     ("", "pods", "binding", "create", "some-ns", "some-pod"),
     ("", "pods", "status", "patch", "some-ns", "some-pod"),
@@ -45,6 +45,8 @@ DENIED = [
     ("apps", "deployments", "", "update", "some-ns", "some-deployment"),
     ("", "configmaps", "", "get", "kube-system", "some-config"),
     ("", "events", "", "create", "some-ns", ""),  # core/v1 events: kubesched writes events.k8s.io
+    ("policy", "poddisruptionbudgets", "", "update", "some-ns", "some-pdb"),  # read only
+    ("", "pods", "eviction", "create", "some-ns", "some-pod"),  # victims are deleted, not evicted
     ("", "persistentvolumeclaims", "", "list", "", ""),  # no volume plugin yet
     ("storage.k8s.io", "csinodes", "", "list", "", ""),
     ("coordination.k8s.io", "leases", "", "get", "kube-system", "kube-scheduler"),

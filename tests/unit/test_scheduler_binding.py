@@ -324,7 +324,7 @@ async def test_the_handle_lists_informer_objects_and_writes_through_ports() -> N
     assert list(handle.pods.list()) == [pod]
     assert handle.snapshot().names == ["n1"]
     assert await handle.nominate_pod(pod, "n1") is None
-    assert await handle.delete_victim(pod, "Preempted by default/p on node n1") is None
+    assert await handle.delete_victim(pod, "Preempted by default/p on node n1", None) is None
     assert await handle.disrupt_victim(pod, "kubesched: preempting to accommodate a higher priority pod") is None
     assert client.calls == [("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
                             ("DELETE", "/api/v1/namespaces/default/pods/victim"),

@@ -55,6 +55,7 @@ REPLICATION_CONTROLLERS = Resource("/api/v1", "replicationcontrollers", "Replica
 REPLICA_SETS = Resource("/apis/apps/v1", "replicasets", "ReplicaSet")
 STATEFUL_SETS = Resource("/apis/apps/v1", "statefulsets", "StatefulSet")
 NAMESPACES = Resource("/api/v1", "namespaces", "Namespace")
+POD_DISRUPTION_BUDGETS = Resource("/apis/policy/v1", "poddisruptionbudgets", "PodDisruptionBudget")
 
 # How long one watch request lasts (timeoutSeconds, randomised up to twice this), and how much
 # longer than that a silent connection is trusted. The apiserver's bookmarks are no heartbeat: it

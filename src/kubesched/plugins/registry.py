@@ -31,19 +31,22 @@ from kubesched.plugins import (
     taint_toleration,
     unsupported_fields,
 )
+from kubesched.plugins.default_preemption.pdb import PDBLister
 from kubesched.plugins.inter_pod_affinity import NamespaceLister
 from kubesched.plugins.pod_topology_spread import SelectorLister
 from kubesched.plugins.pool_ownership import JobLookup
 
 
 def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister | None = None,
-                     selectors: SelectorLister | None = None) -> Registry:
+                     selectors: SelectorLister | None = None, pdbs: PDBLister | None = None) -> Registry:
     """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
     informer); without it every owner Job counts as gone. InterPodAffinity reads namespace labels
     (for namespaceSelector) from `namespaces` (the scheduler's Namespace informer); without it no
     namespace is known. PodTopologySpread's default constraints read the selectors of a pod's
     Services and controller from `selectors` (the scheduler's Service / ReplicationController /
-    ReplicaSet / StatefulSet informers); without it no default constraint ever applies."""
+    ReplicaSet / StatefulSet informers); without it no default constraint ever applies.
+    DefaultPreemption reads PodDisruptionBudgets from `pdbs` (the scheduler's PDB informer); without
+    it no victim breaks a budget."""
     return Registry([
         PluginSpec(priority_sort.NAME, priority_sort.new),
         PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
@@ -61,7 +64,8 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
         PluginSpec(inter_pod_affinity.NAME, functools.partial(inter_pod_affinity.new, namespaces=namespaces),
                    args_parser=inter_pod_affinity.parse_args),
         PluginSpec(image_locality.NAME, image_locality.new),
-        PluginSpec(default_preemption.NAME, default_preemption.new, args_parser=default_preemption.parse_args),
+        PluginSpec(default_preemption.NAME, functools.partial(default_preemption.new, pdbs=pdbs),
+                   args_parser=default_preemption.parse_args),
         PluginSpec(default_binder.NAME, default_binder.new),
         PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),
         PluginSpec(cronjob_pool.NAME, functools.partial(cronjob_pool.new_cronjob_pool, jobs=jobs),
