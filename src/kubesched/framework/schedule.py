@@ -184,7 +184,8 @@ def _find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: 
         rejected.sort()
         if overrides:
             rejected = _record_overrides(overrides, snapshot, rows, rejected, diagnosis)
-        _record_statuses(profile.methods, filters, masks, state, pod, snapshot, rows, rejected, diagnosis)
+        if len(rejected):
+            _record_statuses(profile.methods, filters, masks, state, pod, snapshot, rows, rejected, diagnosis)
     return rows[feasible_pos], processed
 
 

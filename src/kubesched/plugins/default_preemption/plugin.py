@@ -260,7 +260,10 @@ class DefaultPreemption:
             victims, violations, status = self.select_victims_on_node(
                 state.clone(), pod, ni.clone(), known, yielded_to(nominator, ni.name, pod))
             if status is None and victims:
-                (violating if violations else non_violating).append(Candidate(ni.name, victims, violations))
+                found = violating if violations else non_violating
+                # Each list holds `want` candidates at most; later ones are dropped (candidateList.add).
+                if len(found) < want:
+                    found.append(Candidate(ni.name, victims, violations))
                 if non_violating and len(non_violating) + len(violating) >= want:
                     break
                 continue
