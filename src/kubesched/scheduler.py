@@ -324,9 +324,11 @@ class Scheduler:
         return None
 
     async def _delete_victim(self, pod: Pod, message: str, preemptor: Pod | None = None) -> Status | None:
-        """The handle's preemption port: delete the victim (only that uid) and say why in an event
-        about it and its preemptor, from the preemptor's profile; a victim already gone gets none
-        (kube-scheduler's PreemptPod)."""
+        """The handle's preemption port: delete the victim (only that uid) and say why in an event,
+        from the preemptor's profile; a victim already gone gets none (kube-scheduler's PreemptPod).
+        kube-scheduler names the preemptor as the event's related object, but its events.k8s.io
+        recorder cannot make a reference of an informer's pod (no kind), so the event it writes has
+        none; neither has this one."""
         meta = pod.metadata
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": meta.uid}}
         resp = await self.client.request("DELETE", f"/api/v1/namespaces/{meta.namespace}/pods/{meta.name}",
@@ -336,7 +338,7 @@ class Scheduler:
         if not resp.ok:
             return Status(Code.ERROR, ApiError.from_response(resp.status, resp.body).message)
         controller = preemptor.spec.scheduler_name if preemptor is not None else None
-        self.events.eventf(pod, "Normal", "Preempted", "Preempting", message, controller, related=preemptor)
+        self.events.eventf(pod, "Normal", "Preempted", "Preempting", message, controller)
         return None
 
 

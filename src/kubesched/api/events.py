@@ -78,9 +78,8 @@ def make_event(
     reporting_controller: str,
     reporting_instance: str,
     now: float,
-    related: Pod | None = None,
 ) -> dict[str, Any]:
-    event = {
+    return {
         "apiVersion": "events.k8s.io/v1",
         "kind": "Event",
         "metadata": {
@@ -96,9 +95,6 @@ def make_event(
         "note": note,
         "type": type_,
     }
-    if related is not None:
-        event["related"] = pod_reference(related)
-    return event
 
 
 _Key = tuple[str, str, str, str, str, str, str, str, str]
@@ -159,16 +155,14 @@ class EventRecorder:
         self.eventf(pod, "Warning", "FailedScheduling", "Scheduling", truncate_note(message), controller)
 
     def eventf(
-        self, pod: Pod, type_: str, reason: str, action: str, note: str, controller: str | None = None,
-        related: Pod | None = None,
+        self, pod: Pod, type_: str, reason: str, action: str, note: str, controller: str | None = None
     ) -> None:
-        """One event about `pod` (and `related`, as kube-scheduler's Eventf(regarding, related, ...))."""
         now = time.time()
         if controller is None or controller == self.reporting_controller:
             controller, instance = self.reporting_controller, self.reporting_instance
         else:
             instance = f"{controller}-{self._hostname}"
-        event = make_event(pod, type_, reason, action, note, controller, instance, now, related)
+        event = make_event(pod, type_, reason, action, note, controller, instance, now)
         key = isomorphic_key(event)
         cached = self._cache.get(key)
         if cached is None:

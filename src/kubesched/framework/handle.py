@@ -23,7 +23,7 @@ PodBinder = Callable[[Pod, str], Awaitable[Status | None]]
 # Set (a node name) or clear ("") the pod's status.nominatedNodeName.
 PodNominator = Callable[[Pod, str], Awaitable[Status | None]]
 # Delete a preemption victim (first) and, once deleted, record the Preempted event with this message
-# about it and its preemptor (third).
+# from the profile of its preemptor (third).
 VictimDeleter = Callable[[Pod, str, Pod | None], Awaitable[Status | None]]
 # Give a preemption victim the DisruptionTarget=True (PreemptionByScheduler) condition with this message.
 VictimDisruptor = Callable[[Pod, str], Awaitable[Status | None]]

@@ -14,9 +14,11 @@ PodScheduled condition and tells the queue's nominator at once; the victims are 
 Preempted event) in the background through the handle's `spawn` port, as kube-scheduler's async
 preemption does, after the nominations of lower-priority pods to the node are cleared.
 
+While its victims are being deleted, the preemptor is held back at PreEnqueue (kube-scheduler's
+IsPodRunningPreemption): until the last victim is terminating, a new cycle would preempt again.
+
 Not implemented: extenders, preempting a pod waiting at Permit or in PreBind in memory (it is
-deleted like the others), kube-scheduler's PreEnqueue gate that holds the preemptor back while
-its victims are being deleted, and pod groups.
+deleted like the others), and pod groups.
 A victim this plugin deleted also counts as "terminating by preemption" from memory, before the
 informer brings its DisruptionTarget condition.
 """
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import NOMINATED_NODE_KEY
@@ -50,6 +53,9 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
+WAITING = "waiting for the preemption for this pod to be finished"
+# The preemptor's queue moves again when a pod leaves a node (kube-scheduler registers the same).
+_EVENTS = (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),)
 
 # Past this many remembered victims, forget those no longer in the snapshot.
 _PREEMPTED_KEEP = 1000
@@ -148,10 +154,29 @@ class DefaultPreemption:
         self.offset: Callable[[int], int] = offset or random.Random().randrange
         # Victims deleted by this plugin (uids), standing in for their DisruptionTarget condition.
         self.preempted: set[str] = set()
+        # Preemptors whose victims are being deleted (uid -> the last victim's key once its turn came).
+        self.running: dict[str, str | None] = {}
 
     def attach_profile(self, profile: Profile) -> None:
         """The profile whose PreFilter extensions and Filters the dry run runs (build_profile calls it)."""
         self.profile = profile
+
+    # --- PreEnqueue ---------------------------------------------------------------------------------
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return _EVENTS
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Hold the preemptor back while its preemption runs (IsPodRunningPreemption)."""
+        uid = pod.metadata.uid
+        if uid not in self.running:
+            return None
+        last = self.running[uid]
+        if last is not None:
+            victim = self.handle.pods.get(last)
+            if victim is None or victim.metadata.deletion_timestamp is not None:
+                return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
 
     # --- PostFilter ---------------------------------------------------------------------------------
 
@@ -361,19 +386,26 @@ class DefaultPreemption:
                                    "detail": s.message()})
         message = f"Preempted by pod {preemptor.metadata.uid} on node {candidate.name}"
         condition = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"
-        for v in candidate.victims:
-            if v.pod.metadata.deletion_timestamp is not None:
-                continue
-            self.preempted.add(v.pod.metadata.uid)
-            s = await self.handle.disrupt_victim(v.pod, condition)
-            if s is not None and s.code != Code.SUCCESS:
-                log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key,
-                                                                 "detail": s.message()})
-                continue
+        victims = [v for v in candidate.victims if v.pod.metadata.deletion_timestamp is None]
+        uid = preemptor.metadata.uid
+        if victims:
+            self.running[uid] = None
+        try:
+            for i, v in enumerate(victims):
+                if i == len(victims) - 1:
+                    self.running[uid] = v.key
+                await self._preempt_one(key, v, condition, message, preemptor)
+        finally:
+            self.running.pop(uid, None)
+
+    async def _preempt_one(self, key: str, v: PodInfo, condition: str, message: str, preemptor: Pod) -> None:
+        """PreemptPod: the DisruptionTarget condition, then the deletion and its event."""
+        self.preempted.add(v.pod.metadata.uid)
+        s = await self.handle.disrupt_victim(v.pod, condition)
+        if s is None or s.code == Code.SUCCESS:
             s = await self.handle.delete_victim(v.pod, message, preemptor)
-            if s is not None and s.code != Code.SUCCESS:
-                log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key,
-                                                                 "detail": s.message()})
+        if s is not None and s.code != Code.SUCCESS:
+            log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key, "detail": s.message()})
 
 
 def new(args: Mapping[str, Any], handle: Handle | None = None, pdbs: PDBLister | None = None) -> DefaultPreemption:
