@@ -137,6 +137,8 @@ class Cycles:
         self.metrics.algorithm.observe(elapsed)
         node = result.suggested_host
         self.cache.assume_pod(pod_info, node)
+        # An assumed pod needs no nomination any more.
+        self.queue.nominator.delete(pod)
         status = run_reserve(profile, state, pod_info, node)
         reserved = time.perf_counter()
         pm.point(RESERVE, Code.SUCCESS if status is None else status.code, reserved - algorithm_done)
@@ -172,6 +174,9 @@ class Cycles:
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
         latest = self.pods.get(_key(pod)) or pod
+        if latest.metadata.uid == pod.metadata.uid:
+            # At once, not when the status patch comes back: the next cycle must see the nomination.
+            self.queue.nominator.add(latest, nominated_node)
         self.conditions.submit(latest, message, reason=reason, nominated_node=nominated_node)
 
     async def _binding_cycle(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,

@@ -221,7 +221,8 @@ class Metrics:
                                         "[STABLE] Number of pods added to scheduling queues by event and queue type.",
                                         ["queue", "event"], registry=r)
         self._incoming: dict[tuple[str, str], Any] = {}
-        # Defined for parity; kubesched does not preempt yet, so they stay at zero.
+        # DefaultPreemption moves them through the framework Handle (attempts: each PostFilter run;
+        # victims: the number chosen, at each preemption carried out).
         self.preemption_attempts = Counter("scheduler_preemption_attempts",
                                            "[STABLE] Total preemption attempts in the cluster till now", registry=r)
         self.preemption_victims = Histogram("scheduler_preemption_victims",

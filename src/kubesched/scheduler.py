@@ -49,7 +49,7 @@ from kubesched.model.objects import (
     Pod,
 )
 from kubesched.model.storage import PersistentVolume, PersistentVolumeClaim
-from kubesched.queue import SchedulingQueue, eligible
+from kubesched.queue import PodNominator, SchedulingQueue, eligible
 from kubesched.sources import ClusterSources
 
 log = logging.getLogger("kubesched")
@@ -97,7 +97,9 @@ class Scheduler:
                                      max_backoff=config.pod_max_backoff_seconds,
                                      plugin_events={name: p.plugin_events() for name, p in self.profiles.items()},
                                      pre_enqueue={name: p.pre_enqueue for name, p in self.profiles.items()},
-                                     queue_sort=_one_queue_sort(self.profiles))
+                                     queue_sort=_one_queue_sort(self.profiles),
+                                     nominator=PodNominator(self.pods))
+        self.handle.nominator = self.queue.nominator
         handlers = self.handlers = ClusterEventHandlers(self.cache, self.queue, self.names)
         self.jobs.handler = Handlers(handlers.job_changed, handlers.job_updated, handlers.job_deleted)
         self.binder = Binder(client, max_in_flight=max_binds_in_flight)
@@ -107,6 +109,8 @@ class Scheduler:
                                unschedulable_pods=self.queue.unschedulable_reasons, cache_size=self._cache_size)
         self.queue.on_incoming = self.metrics.incoming
         self.queue.plugin_recorder = self.metrics.plugins
+        self.handle.preemption_attempted = self.metrics.preemption_attempts.inc
+        self.handle.victims_chosen = self.metrics.preemption_victims.observe
         self.pods.handler = Handlers(handlers.pod_added, handlers.pod_updated, handlers.pod_deleted)
         self.nodes.handler = Handlers(handlers.node_added, handlers.node_updated, handlers.node_deleted)
         for resource, informer in sources.storage_informers:
@@ -382,15 +386,22 @@ class Scheduler:
         """The handle's claim port (VolumeBinding's PreBind): the claim's annotations written."""
         return await _written(volumes.write_claim(self.client, pvc))
 
-    async def _delete_victim(self, pod: Pod, message: str) -> Status | None:
-        """The handle's preemption port: delete the victim (only that uid) and say why in an event."""
+    async def _delete_victim(self, pod: Pod, message: str, preemptor: Pod | None = None) -> Status | None:
+        """The handle's preemption port: delete the victim (only that uid) and say why in an event,
+        from the preemptor's profile; a victim already gone gets none (kube-scheduler's PreemptPod).
+        kube-scheduler names the preemptor as the event's related object, but its events.k8s.io
+        recorder cannot make a reference of an informer's pod (no kind), so the event it writes has
+        none; neither has this one."""
         meta = pod.metadata
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": meta.uid}}
         resp = await self.client.request("DELETE", f"/api/v1/namespaces/{meta.namespace}/pods/{meta.name}",
                                          body=body)
-        if not resp.ok and resp.status != 404:
+        if resp.status == 404:
+            return None
+        if not resp.ok:
             return Status(Code.ERROR, ApiError.from_response(resp.status, resp.body).message)
-        self.events.eventf(pod, "Normal", "Preempted", "Preempting", message, None)
+        controller = preemptor.spec.scheduler_name if preemptor is not None else None
+        self.events.eventf(pod, "Normal", "Preempted", "Preempting", message, controller)
         return None
 
 

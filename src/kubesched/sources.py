@@ -23,6 +23,7 @@ from kubesched.api.informer import (
     NODES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
+    POD_DISRUPTION_BUDGETS,
     PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
@@ -41,6 +42,7 @@ from kubesched.model.objects import (
     Namespace,
     Node,
     Pod,
+    PodDisruptionBudget,
     ReplicaSet,
     ReplicationController,
     Service,
@@ -80,6 +82,7 @@ KINDS: dict[str, type[Any]] = {
     CSI_DRIVERS.plural: CSIDriver,
     CSI_STORAGE_CAPACITIES.plural: CSIStorageCapacity,
     VOLUME_ATTACHMENTS.plural: VolumeAttachment,
+    POD_DISRUPTION_BUDGETS.plural: PodDisruptionBudget,
     PODS.plural: Pod,
 }
 
@@ -163,12 +166,13 @@ def storage_of(store: Callable[[str], Lister[Any]]) -> InformerStorage:
 
 
 def registry_of(sources: Sources, out_of_tree: Iterable[PluginSpec] = ()) -> Registry:
-    """The plugins read Jobs, namespaces, owner selectors and storage objects from these stores,
-    never from the API per pod."""
+    """The plugins read Jobs, namespaces, owner selectors, storage objects and PodDisruptionBudgets
+    from these stores, never from the API per pod."""
     return in_tree_registry(jobs=InformerJobs(sources.store(JOBS.plural)),  # type: ignore[arg-type]
                             namespaces=InformerNamespaces(sources.store(NAMESPACES.plural)),
                             selectors=sources.owner_selectors,
-                            storage=storage_of(sources.store)).merged(out_of_tree)
+                            storage=storage_of(sources.store),
+                            pdbs=sources.store(POD_DISRUPTION_BUDGETS.plural)).merged(out_of_tree)
 
 
 class InformerSelectors:
@@ -202,6 +206,9 @@ class ClusterSources:
             client, REPLICATION_CONTROLLERS, ReplicationController, Handlers())
         self.replica_sets: Informer[ReplicaSet] = Informer(client, REPLICA_SETS, ReplicaSet, Handlers())
         self.stateful_sets: Informer[StatefulSet] = Informer(client, STATEFUL_SETS, StatefulSet, Handlers())
+        # DefaultPreemption's PodDisruptionBudgets; kube-scheduler requeues no pod on their changes.
+        self.pdbs: Informer[PodDisruptionBudget] = Informer(
+            client, POD_DISRUPTION_BUDGETS, PodDisruptionBudget, Handlers())
         self.owner_selectors = InformerSelectors(OwnerSelectors(
             self.services, self.replication_controllers, self.replica_sets, self.stateful_sets))
         # Storage, for the volume plugins; the scheduler gives each its queue events.
@@ -235,7 +242,8 @@ class ClusterSources:
     def all(self) -> tuple[Informer[Any], ...]:
         """Nodes first and pods last, so a pod's node is known when the pod arrives."""
         return (self.nodes, self.jobs, self.namespaces, self.services, self.replication_controllers,
-                self.replica_sets, self.stateful_sets, *(i for _, i in self.storage_informers), self.pods)
+                self.replica_sets, self.stateful_sets, self.pdbs, *(i for _, i in self.storage_informers),
+                self.pods)
 
     def store(self, plural: str) -> Informer[Any]:
         for informer in self.all:

@@ -64,6 +64,11 @@ class Kube:
         items: list[dict[str, Any]] = self.get(f"/api/v1/namespaces/{namespace}/pods{q}")["items"]
         return items
 
+    def watch(self, path: str, timeout: float = 120) -> Any:
+        """A streaming GET (…?watch=1): the open response, one JSON watch event a line."""
+        req = urllib.request.Request(self.server + path, headers={"Accept": "application/json"})
+        return self._opener.open(req, timeout=timeout)
+
     def kubectl(self, *args: str, input: str | None = None, check: bool = True) -> str:
         proc = subprocess.run([str(build.bin_dir() / "kubectl"), f"--kubeconfig={self.kubeconfig}", *args],
                               input=input, capture_output=True, text=True, timeout=120)

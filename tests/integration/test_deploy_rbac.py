@@ -29,7 +29,8 @@ ALLOWED = [
                               ("", "persistentvolumes"), ("", "persistentvolumeclaims"),
                               ("storage.k8s.io", "storageclasses"), ("storage.k8s.io", "csinodes"),
                               ("storage.k8s.io", "csidrivers"), ("storage.k8s.io", "csistoragecapacities"),
-                              ("storage.k8s.io", "volumeattachments"))
+                              ("storage.k8s.io", "volumeattachments"),
+                              ("policy", "poddisruptionbudgets"))
       for verb in ("list", "watch")),
     ("", "pods", "binding", "create", "some-ns", "some-pod"),
     ("", "pods", "status", "patch", "some-ns", "some-pod"),
@@ -65,6 +66,8 @@ DENIED = [
     ("storage.k8s.io", "csinodes", "", "update", "", "some-node"),
     ("storage.k8s.io", "storageclasses", "", "create", "", ""),
     ("storage.k8s.io", "volumeattachments", "", "delete", "", "some-attachment"),
+    ("policy", "poddisruptionbudgets", "", "update", "some-ns", "some-pdb"),  # read only
+    ("", "pods", "eviction", "create", "some-ns", "some-pod"),  # victims are deleted, not evicted
     ("coordination.k8s.io", "leases", "", "get", "kube-system", "kube-scheduler"),
     ("coordination.k8s.io", "leases", "", "update", "kube-system", "kube-scheduler"),
     ("coordination.k8s.io", "leases", "", "create", "default", ""),

@@ -71,7 +71,8 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     p = config.profiles[0]
     assert p.scheduler_name == "kubesched"
     assert set(p.plugins) == set(EXTENSION_POINTS)
-    assert names(p, "preEnqueue") == ["SchedulingGates"]
+    # DefaultPreemption holds a preemptor back while its victims are deleted (as in kube-scheduler).
+    assert names(p, "preEnqueue") == ["SchedulingGates", "DefaultPreemption"]
     assert names(p, "queueSort") == ["PrioritySort"]
     assert names(p, "preFilter") == DEFAULT_PREFILTER
     assert names(p, "filter") == DEFAULT_FILTER

@@ -36,6 +36,7 @@ class Writes:
     nominated: list[tuple[str, str]] = field(default_factory=list)
     deleted: list[tuple[str, str]] = field(default_factory=list)
     disrupted: list[tuple[str, str]] = field(default_factory=list)
+    preemptors: list[str | None] = field(default_factory=list)
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> object:
         self.spawned.append(coro)
@@ -49,8 +50,9 @@ class Writes:
         self.disrupted.append((pod.metadata.name, message))
         return None
 
-    async def delete(self, pod: Pod, message: str) -> Status | None:
+    async def delete(self, pod: Pod, message: str, preemptor: Pod | None) -> Status | None:
         self.deleted.append((pod.metadata.name, message))
+        self.preemptors.append(preemptor.metadata.name if preemptor is not None else None)
         return None
 
     def run(self) -> None:

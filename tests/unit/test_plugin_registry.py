@@ -32,7 +32,7 @@ HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfigura
 # the classes: a plugin that loses or gains a method changes this on purpose.
 IN_TREE_POINTS = {
     "PrioritySort": {"queueSort"},
-    "DefaultPreemption": {"postFilter"},
+    "DefaultPreemption": {"preEnqueue", "postFilter"},
     "SchedulingGates": {"preEnqueue"},
     "NodeName": {"preFilter", "filter"},
     "NodeUnschedulable": {"preFilter", "filter"},

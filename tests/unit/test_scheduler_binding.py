@@ -14,6 +14,7 @@ from kubesched.api import ApiClient, KubeconfigError
 from kubesched.api.client import Response
 from kubesched.api.errors import ApiConnectionError
 from kubesched.config.load import load
+from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.model.objects import Pod
 from kubesched.queue import QueuedPodInfo
 from kubesched.scheduler import Scheduler
@@ -324,21 +325,27 @@ async def test_the_handle_lists_informer_objects_and_writes_through_ports() -> N
     assert list(handle.pods.list()) == [pod]
     assert handle.snapshot().names == ["n1"]
     assert await handle.nominate_pod(pod, "n1") is None
-    assert await handle.delete_victim(pod, "Preempted by default/p on node n1") is None
+    assert await handle.delete_victim(pod, "Preempted by default/p on node n1", None) is None
     assert await handle.disrupt_victim(pod, "kubesched: preempting to accommodate a higher priority pod") is None
     assert client.calls == [("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
                             ("DELETE", "/api/v1/namespaces/default/pods/victim"),
                             ("PATCH", "/api/v1/namespaces/default/pods/victim/status")]
 
 
-async def test_preemption_nominates_with_the_condition_and_deletes_the_victim_in_the_background() -> None:
-    sched, client = make_scheduler(created)
+def _preempt_one(sched: Scheduler) -> tuple[Pod, Pod]:
+    """A victim of priority 1 fills n1; a pod of priority 10 preempts it (its cycle run)."""
     victim = make_pod("victim").uid("uid-victim").scheduler("kubesched").node("n1").priority(1).req(cpu="1").obj()
     sched.pods.store[victim.key] = victim
     sched.cache.add_pod(victim)
     pod = make_pod("p").uid("uid-p").scheduler("kubesched").priority(10).req(cpu="1").obj()
     enqueue(sched, pod)
     sched.schedule_one(pop(sched))
+    return victim, pod
+
+
+async def test_preemption_nominates_with_the_condition_and_deletes_the_victim_in_the_background() -> None:
+    sched, client = make_scheduler(created)
+    _victim, pod = _preempt_one(sched)
     _, message, reason, nominated = sched.conditions._pending[pod.metadata.uid]
     assert message == ("0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement "
                        "for pod on node n1, preempting 1 victims")
@@ -346,3 +353,41 @@ async def test_preemption_nominates_with_the_condition_and_deletes_the_victim_in
     await sched._background.wait()
     assert client.calls[-2:] == [("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
                                  ("DELETE", "/api/v1/namespaces/default/pods/victim")]
+
+
+async def test_preemption_moves_the_metrics_nominates_in_memory_and_names_the_preemptor_in_the_event() -> None:
+    sched, _ = make_scheduler(created)
+    victim, _pod = _preempt_one(sched)
+    # The next cycle sees the nomination before the status patch comes back.
+    assert sched.queue.nominator.node_of("uid-p") == "n1"
+    await sched._background.wait()
+    text = sched.metrics.exposition().decode()
+    assert "scheduler_preemption_attempts_total 1.0" in text
+    assert "scheduler_preemption_victims_sum 1.0" in text
+    assert "scheduler_preemption_victims_count 1.0" in text
+    queued = []
+    while not sched.events._queue.empty():
+        queued.append(sched.events._queue.get_nowait()[1])
+    preempted = [e for e in queued if e["reason"] == "Preempted"]
+    assert len(preempted) == 1
+    e = preempted[0]
+    assert (e["type"], e["action"], e["note"], e["reportingController"]) == (
+        "Normal", "Preempting", "Preempted by pod uid-p on node n1", "kubesched")
+    assert e["regarding"]["name"] == "victim"
+    assert "related" not in e  # as kube-scheduler's (see Scheduler._delete_victim)
+    # The victim gone, the preemptor is assumed on its node, and is nominated no more.
+    sched.cache.remove_pod(victim)
+    sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+    sched.schedule_one(pop(sched))
+    assert sched.cache.node_of("uid-p") == "n1"
+    assert sched.queue.nominator.node_of("uid-p") is None
+    await sched.binds.wait()
+
+
+async def test_a_victim_already_gone_gets_no_preempted_event() -> None:
+    async def gone(method: str, path: str) -> Response:
+        return Response(404, b'{"kind":"Status","code":404}')
+    sched, _ = make_scheduler(gone)
+    pod = make_pod("victim").scheduler("kubesched").node("n1").obj()
+    assert await sched.handle.delete_victim(pod, "Preempted by pod uid-p on node n1", None) is None
+    assert sched.events._queue.empty()

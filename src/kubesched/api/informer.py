@@ -63,6 +63,7 @@ CSI_NODES = Resource("/apis/storage.k8s.io/v1", "csinodes", "CSINode")
 CSI_DRIVERS = Resource("/apis/storage.k8s.io/v1", "csidrivers", "CSIDriver")
 CSI_STORAGE_CAPACITIES = Resource("/apis/storage.k8s.io/v1", "csistoragecapacities", "CSIStorageCapacity")
 VOLUME_ATTACHMENTS = Resource("/apis/storage.k8s.io/v1", "volumeattachments", "VolumeAttachment")
+POD_DISRUPTION_BUDGETS = Resource("/apis/policy/v1", "poddisruptionbudgets", "PodDisruptionBudget")
 
 # How long one watch request lasts (timeoutSeconds, randomised up to twice this), and how much
 # longer than that a silent connection is trusted. The apiserver's bookmarks are no heartbeat: it

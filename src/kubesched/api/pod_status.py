@@ -164,7 +164,8 @@ class ConditionWriter:
     def __init__(self, client: ApiClient, workers: int = 4) -> None:
         self.client = client
         self._workers = workers
-        self._pending: dict[str, tuple[Pod, str, str, str | None]] = {}
+        # uid -> (pod, message, reason, nomination); message None: the nomination only.
+        self._pending: dict[str, tuple[Pod, str | None, str, str | None]] = {}
         self._ready: asyncio.Queue[str] = asyncio.Queue()
         self._sending: dict[str, asyncio.Event] = {}
         self.written = 0
@@ -186,8 +187,16 @@ class ConditionWriter:
 
     def discard(self, uid: str) -> None:
         """Drop a condition not sent yet: the pod is about to be bound, and a PodScheduled=False
-        landing after the binding would mark a running pod unschedulable."""
-        self._pending.pop(uid, None)
+        landing after the binding would mark a running pod unschedulable. A nomination it carried
+        is still written (kube-scheduler wrote it in the failed cycle, before this one)."""
+        pending = self._pending.get(uid)
+        if pending is None:
+            return
+        pod, _, _, nominated = pending
+        if nominated and nominated != pod.status.nominated_node_name:
+            self._pending[uid] = (pod, None, "", nominated)
+        else:
+            del self._pending[uid]
 
     async def settled(self, uid: str) -> None:
         """Wait until no condition for this pod is being sent, so a binding lands after it."""
@@ -214,7 +223,7 @@ class ConditionWriter:
             finally:
                 self._ready.task_done()
 
-    def _retry_later(self, uid: str, entry: tuple[Pod, str, str, str | None], error: Exception) -> None:
+    def _retry_later(self, uid: str, entry: tuple[Pod, str | None, str, str | None], error: Exception) -> None:
         """The apiserver is away (restarting, overloaded): keep the condition and send it again later,
         so that no pending pod is left without one. A newer message or a bind in between wins."""
         if uid in self._pending:
@@ -241,7 +250,9 @@ class ConditionWriter:
         sending = self._sending[uid] = asyncio.Event()
         try:
             pod, message, reason, nominated = pending
-            if await set_pod_unschedulable(self.client, pod, message, reason,
+            if message is None:
+                await self._nominate(pod, nominated or "")
+            elif await set_pod_unschedulable(self.client, pod, message, reason,
                                            clear_nominated_node=nominated is not None,
                                            nominated_node=nominated or ""):
                 self.written += 1
@@ -255,3 +266,12 @@ class ConditionWriter:
             sending.set()
             if self._sending.get(uid) is sending:
                 del self._sending[uid]
+
+    async def _nominate(self, pod: Pod, node: str) -> None:
+        try:
+            await patch_pod_status(self.client, pod.metadata.namespace, pod.metadata.name,
+                                   orjson.dumps({"status": {"nominatedNodeName": node}}))
+            self.written += 1
+        except ApiError as e:
+            if e.status != 404:
+                raise

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
 from kubesched.framework.waiting import WaitingPods
 from kubesched.model.objects import Job, Node, Pod
 from kubesched.model.storage import PersistentVolume, PersistentVolumeClaim
@@ -24,8 +25,9 @@ T_co = TypeVar("T_co", covariant=True)
 PodBinder = Callable[[Pod, str], Awaitable[Status | None]]
 # Set (a node name) or clear ("") the pod's status.nominatedNodeName.
 PodNominator = Callable[[Pod, str], Awaitable[Status | None]]
-# Delete a preemption victim, with the message its Preempted event carries.
-VictimDeleter = Callable[[Pod, str], Awaitable[Status | None]]
+# Delete a preemption victim (first) and, once deleted, record the Preempted event with this message
+# from the profile of its preemptor (third).
+VictimDeleter = Callable[[Pod, str, Pod | None], Awaitable[Status | None]]
 # Give a preemption victim the DisruptionTarget=True (PreemptionByScheduler) condition with this message.
 VictimDisruptor = Callable[[Pod, str], Awaitable[Status | None]]
 # VolumeBinding's PreBind: write the PV's claimRef and annotations as this (assumed) version has
@@ -57,6 +59,35 @@ class _Empty(Generic[T_co]):
         return ()
 
 
+class Nominator(Protocol):
+    """The pods nominated to nodes by preemption (kube-scheduler's PodNominator, read side); the
+    scheduling queue keeps them."""
+
+    def nominated_nodes(self) -> Collection[str]:
+        """The nodes with at least one nominated pod (empty in the common case)."""
+        ...
+
+    def nominated_pods_for_node(self, node: str) -> Sequence[PodInfo]: ...
+
+
+class NoNominations:
+    def nominated_nodes(self) -> Collection[str]:
+        return ()
+
+    def nominated_pods_for_node(self, node: str) -> Sequence[PodInfo]:
+        return ()
+
+
+# Count one preemption attempt (scheduler_preemption_attempts_total).
+PreemptionAttempted = Callable[[], None]
+# Observe how many victims one preemption chose (scheduler_preemption_victims).
+VictimsChosen = Callable[[int], None]
+
+
+def _nothing(*args: object) -> None:
+    return None
+
+
 async def _no_binder(pod: Pod, node_name: str) -> Status | None:
     return Status(Code.ERROR, "no binder: this handle cannot write to a cluster")
 
@@ -70,6 +101,10 @@ async def _no_volume_writes(obj: PersistentVolume) -> PersistentVolume | Status:
 
 
 async def _no_claim_writes(obj: PersistentVolumeClaim) -> PersistentVolumeClaim | Status:
+    return Status(Code.ERROR, "this handle cannot write to a cluster")
+
+
+async def _no_deletes(pod: Pod, value: str, preemptor: Pod | None = None) -> Status | None:
     return Status(Code.ERROR, "this handle cannot write to a cluster")
 
 
@@ -93,10 +128,13 @@ class Handle:
     jobs: Lister[Job] = field(default_factory=_Empty)
     bind_pod: PodBinder = _no_binder
     nominate_pod: PodNominator = _no_writes
-    delete_victim: VictimDeleter = _no_writes
+    delete_victim: VictimDeleter = _no_deletes
     disrupt_victim: VictimDisruptor = _no_writes
     write_volume: VolumeWriter = _no_volume_writes
     write_claim: ClaimWriter = _no_claim_writes
     spawn: Spawner = _no_spawn
     # How a plugin waits (VolumeBinding's PreBind polls the informers); tests pass a fake.
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    nominator: Nominator = field(default_factory=NoNominations)
+    preemption_attempted: PreemptionAttempted = _nothing
+    victims_chosen: VictimsChosen = _nothing

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import MAX_NODE_SCORE, FilterPlugin, PreFilterResult, Rows, Scores
+from kubesched.framework.nominated import first_pass, run_filters_with_nominated_pods, yielded_to
 from kubesched.framework.plugin_metrics import PluginRecorder, timed
 from kubesched.framework.profile import PluginMethods, Profile
 from kubesched.framework.snapshot import Snapshot
@@ -176,6 +177,11 @@ def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: S
         masks.append((idx, mask))
         passing = mask.copy() if passing is None else np.logical_and(passing, mask, out=passing)
 
+    overrides = _nominated_rejections(profile, state, pod, snapshot, rows)
+    if overrides:
+        if passing is None:
+            passing = np.ones(m, dtype=np.bool_)
+        passing[list(overrides)] = False
     candidates = np.arange(m, dtype=np.intp) if passing is None else np.flatnonzero(passing)
     order = _rotated(candidates, start)
     if not scalar:
@@ -206,11 +212,60 @@ def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: S
         is_feasible[feasible_pos] = True
         rejected = examined[~is_feasible[examined]]
         rejected.sort()
-        _record_statuses(profile.methods, filters, masks, state, pod, snapshot, rows, rejected, diagnosis)
+        if overrides:
+            rejected = _record_overrides(overrides, snapshot, rows, rejected, diagnosis)
+        if len(rejected):
+            _record_statuses(profile.methods, filters, masks, state, pod, snapshot, rows, rejected, diagnosis)
     if batch_times:
         assert rec is not None
         _observe_batch_filters(rec, batch_times, m, diagnosis)
     return rows[feasible_pos], processed
+
+
+def _nominated_rejections(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot,
+                          rows: Rows) -> dict[int, Status]:
+    """RunFilterPluginsWithNominatedPods' first pass, for the candidate nodes that hold pods
+    nominated there which this pod must yield to: their positions in rows whose first pass
+    rejects the pod, with that status. The second pass is the ordinary filtering. No nominations,
+    no work."""
+    nominator = profile.handle.nominator
+    nodes = nominator.nominated_nodes()
+    if not nodes:
+        return {}
+    out: dict[int, Status] = {}
+    all_rows = len(rows) == snapshot.n
+    for name in nodes:
+        r = snapshot.index.get(name)
+        if r is None:
+            continue
+        if all_rows:
+            pos = r
+        else:
+            pos = int(np.searchsorted(rows, r))
+            if pos >= len(rows) or int(rows[pos]) != r:
+                continue
+        nominated = yielded_to(nominator, name, pod)
+        if not nominated:
+            continue
+        s = first_pass(profile, state, pod, snapshot.node_infos[r], nominated)
+        if s is None:
+            continue
+        if not s.is_rejected():
+            raise SchedulingError(s)
+        out[pos] = s
+    return out
+
+
+def _record_overrides(overrides: dict[int, Status], snapshot: Snapshot, rows: Rows, rejected: Rows,
+                      diagnosis: Diagnosis) -> Rows:
+    """Give the rejected nodes the first pass rejected their first-pass status; the others remain."""
+    keep = np.fromiter((int(p) not in overrides for p in rejected.tolist()), dtype=np.bool_, count=len(rejected))
+    names = snapshot.names
+    for p in rejected[~keep].tolist():
+        s = overrides[p]
+        diagnosis.node_to_status[names[int(rows[p])]] = s
+        diagnosis.add_plugin_status(s)
+    return rejected[keep]
 
 
 def _passes(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: object) -> bool:
@@ -365,6 +420,26 @@ def _candidates(profile: Profile, state: CycleState, pod: PodInfo,
     return candidate_rows(snapshot, result), diagnosis
 
 
+def _evaluate_nominated_node(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot,
+                             diagnosis: Diagnosis) -> str | None:
+    """evaluateNominatedNode: a pod nominated by an earlier preemption tries that node first, and
+    takes it without scoring when it fits; a rejection there is recorded, an error only skips it."""
+    name = pod.pod.status.nominated_node_name
+    if not name:
+        return None
+    r = snapshot.index.get(name)
+    if r is None:
+        return None
+    s = run_filters_with_nominated_pods(profile, state, pod, snapshot.node_infos[r],
+                                        yielded_to(profile.handle.nominator, name, pod))
+    if s is None:
+        return name
+    if s.is_rejected():
+        diagnosis.node_to_status[name] = s
+        diagnosis.add_plugin_status(s)
+    return None
+
+
 def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: random.Random,
                  cursor: NodeCursor, percentage_of_nodes_to_score: int = 0,
                  state: CycleState | None = None) -> ScheduleResult | FitError:
@@ -378,6 +453,9 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     if isinstance(found, FitError):
         return found
     rows, diagnosis = found
+    nominated = _evaluate_nominated_node(profile, state, pod, snapshot, diagnosis)
+    if nominated is not None:
+        return ScheduleResult(nominated, 1 + len(diagnosis.node_to_status), 1)
     percentage = profile.percentage_of_nodes_to_score
     if percentage is None:
         percentage = percentage_of_nodes_to_score

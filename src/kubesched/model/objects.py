@@ -327,6 +327,25 @@ class Namespace(msgspec.Struct, gc=False, omit_defaults=True):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
 
 
+# --- PodDisruptionBudgets, for preemption (kube-scheduler's FilterVictimsWithPDBViolation) ----------
+
+class PodDisruptionBudgetSpec(msgspec.Struct, gc=False, omit_defaults=True):
+    # None and {} both match no pod here (a PDB with a nil or empty selector protects nothing).
+    selector: LabelSelector | None = None
+
+
+class PodDisruptionBudgetStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    disruptions_allowed: int = 0
+    # Pods the apiserver's eviction already counted against the budget: name -> time.
+    disrupted_pods: dict[str, str] = {}
+
+
+class PodDisruptionBudget(msgspec.Struct, gc=False, omit_defaults=True):
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PodDisruptionBudgetSpec = msgspec.field(default_factory=PodDisruptionBudgetSpec)
+    status: PodDisruptionBudgetStatus = msgspec.field(default_factory=PodDisruptionBudgetStatus)
+
+
 class ListMeta(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     resource_version: str = ""
     # `continue` is a keyword in Python.

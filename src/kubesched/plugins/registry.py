@@ -36,6 +36,7 @@ from kubesched.plugins import (
     volume_restrictions,
     volume_zone,
 )
+from kubesched.plugins.default_preemption.pdb import PDBLister
 from kubesched.plugins.inter_pod_affinity import NamespaceLister
 from kubesched.plugins.pod_topology_spread import SelectorLister
 from kubesched.plugins.pool_ownership import JobLookup
@@ -43,7 +44,8 @@ from kubesched.plugins.storage_lister import StorageLister
 
 
 def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister | None = None,
-                     selectors: SelectorLister | None = None, storage: StorageLister | None = None) -> Registry:
+                     selectors: SelectorLister | None = None, storage: StorageLister | None = None,
+                     pdbs: PDBLister | None = None) -> Registry:
     """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
     informer); without it every owner Job counts as gone. InterPodAffinity reads namespace labels
     (for namespaceSelector) from `namespaces` (the scheduler's Namespace informer); without it no
@@ -51,7 +53,9 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
     Services and controller from `selectors` (the scheduler's Service / ReplicationController /
     ReplicaSet / StatefulSet informers); without it no default constraint ever applies. The volume
     plugins read PersistentVolumes, claims, StorageClasses and the CSI objects from `storage` (the
-    scheduler's storage informers); without it none exists."""
+    scheduler's storage informers); without it none exists.
+    DefaultPreemption reads PodDisruptionBudgets from `pdbs` (the scheduler's PDB informer); without
+    it no victim breaks a budget."""
     return Registry([
         PluginSpec(priority_sort.NAME, priority_sort.new),
         PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
@@ -73,7 +77,8 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
                    args_parser=inter_pod_affinity.parse_args),
         PluginSpec(image_locality.NAME, image_locality.new),
         PluginSpec(dynamic_resources.NAME, dynamic_resources.new),
-        PluginSpec(default_preemption.NAME, default_preemption.new, args_parser=default_preemption.parse_args),
+        PluginSpec(default_preemption.NAME, functools.partial(default_preemption.new, pdbs=pdbs),
+                   args_parser=default_preemption.parse_args),
         PluginSpec(default_binder.NAME, default_binder.new),
         PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),
         PluginSpec(volume_binding.NAME, functools.partial(volume_binding.new, storage=storage),

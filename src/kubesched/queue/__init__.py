@@ -4,6 +4,7 @@
 from kubesched.framework.events import ClusterEvent
 from kubesched.queue.clock import Clock, FakeClock, MonotonicClock
 from kubesched.queue.eligibility import eligible
+from kubesched.queue.nominator import PodNominator
 from kubesched.queue.queued_pod import QueuedPodInfo
 from kubesched.queue.scheduling_queue import (
     DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
@@ -18,6 +19,7 @@ __all__ = [
     "FakeClock",
     "MonotonicClock",
     "PluginEvents",
+    "PodNominator",
     "QueuedPodInfo",
     "SchedulingQueue",
     "eligible",

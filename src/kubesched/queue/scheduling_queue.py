@@ -55,6 +55,7 @@ from kubesched.framework.status import Code
 from kubesched.model.objects import Pod
 from kubesched.queue.clock import Clock, MonotonicClock
 from kubesched.queue.heap import KeyedHeap
+from kubesched.queue.nominator import PodNominator
 from kubesched.queue.queued_pod import QueuedPodInfo
 
 log = logging.getLogger(__name__)
@@ -122,8 +123,11 @@ class SchedulingQueue:
         plugin_events: PluginEvents | None = None,
         pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] | None = None,
         queue_sort: QueueSortPlugin | None = None,
+        nominator: PodNominator | None = None,
     ) -> None:
         self._clock: Clock = clock or MonotonicClock()
+        # The pods nominated by preemption, kept with the queue as kube-scheduler keeps them.
+        self.nominator = nominator if nominator is not None else PodNominator()
         self._initial_backoff = initial_backoff
         self._max_backoff = max_backoff
         self._max_in_unschedulable = max_in_unschedulable
@@ -226,6 +230,8 @@ class SchedulingQueue:
         if uid in self._in_flight or self._where(uid) is not None:
             self.update(None, pod)
             return
+        # Even a gated pod's nomination counts (kube-scheduler records it before PreEnqueue).
+        self.nominator.add(pod)
         info = QueuedPodInfo(pod=pod, timestamp=self._clock.now())
         self._add_active(info, UNSCHEDULED_POD_ADD.label)
 
@@ -233,6 +239,11 @@ class SchedulingQueue:
         """Refresh a queued pod; a pod not queued yet is added."""
         uid = new.metadata.uid
         flight = self._in_flight.get(uid)
+        if flight is not None or self._where(uid) is not None:
+            if old is None:
+                self.nominator.add(new)
+            else:
+                self.nominator.update(old, new)
         if flight is not None:
             previous = flight.latest or flight.info.pod
             flight.latest = new
@@ -258,6 +269,7 @@ class SchedulingQueue:
     def delete(self, pod: Pod) -> None:
         """The pod leaves the queue wherever it is; an in-flight pod will not be requeued."""
         uid = pod.metadata.uid
+        self.nominator.delete(pod)
         flight = self._in_flight.get(uid)
         if flight is not None:
             flight.deleted = True

@@ -4,16 +4,21 @@ defaultpreemption/default_preemption.go and preemption/preemption.go, single pod
 
 The choice is synchronous, in PostFilter: the dry run clones each candidate node's NodeInfo and the
 CycleState, removes every lower-priority pod (telling the PreFilter extensions, duck-typed
-`remove_pod`/`add_pod`), checks the pod fits with the profile's filters, then reprieves the victims
-from the most important down while the pod still fits. The nomination goes back to the failure
-handler in the CycleState (NOMINATED_NODE_KEY, kube-scheduler's PostFilterResult), which writes
-status.nominatedNodeName in the same patch as the PodScheduled condition; the victims are deleted
-(with the Preempted event) in the background through the handle's `spawn` port, as kube-scheduler's
-async preemption does.
+`remove_pod`/`add_pod`), checks the pod fits with the profile's filters (with the pods nominated to
+the node that it yields to, framework/nominated.py), then reprieves the victims while the pod still
+fits: first those whose eviction would break a PodDisruptionBudget, then the others, each group
+from the most important down (pdb.py). Candidates that break no budget are preferred. The
+nomination goes back to the failure handler in the CycleState (NOMINATED_NODE_KEY,
+kube-scheduler's PostFilterResult), which writes status.nominatedNodeName in the same patch as the
+PodScheduled condition and tells the queue's nominator at once; the victims are deleted (with the
+Preempted event) in the background through the handle's `spawn` port, as kube-scheduler's async
+preemption does, after the nominations of lower-priority pods to the node are cleared.
 
-Not implemented: PodDisruptionBudgets (every victim counts as non-violating), nominated pods in the
-dry run's filters (kubesched has no nominator), extenders, preempting a pod waiting at Permit in
-memory (it is deleted like the others), clearing lower-priority pods' nominations, and pod groups.
+While its victims are being deleted, the preemptor is held back at PreEnqueue (kube-scheduler's
+IsPodRunningPreemption): until the last victim is terminating, a new cycle would preempt again.
+
+Not implemented: extenders, preempting a pod waiting at Permit or in PreBind in memory (it is
+deleted like the others), and pod groups.
 A victim this plugin deleted also counts as "terminating by preemption" from memory, before the
 informer brings its DisruptionTarget condition.
 """
@@ -24,20 +29,23 @@ import datetime as dt
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import NOMINATED_NODE_KEY
+from kubesched.framework.nominated import run_extension, run_filters_with_nominated_pods, yielded_to
 from kubesched.framework.profile import Profile
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
 from kubesched.plugins.default_preemption.args import DefaultPreemptionArgs, typed
+from kubesched.plugins.default_preemption.pdb import Budget, NoPDBs, PDBLister, budgets, split_by_violation
 
 NAME = "DefaultPreemption"
 
@@ -45,6 +53,9 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
+WAITING = "waiting for the preemption for this pod to be finished"
+# The preemptor's queue moves again when a pod leaves a node (kube-scheduler registers the same).
+_EVENTS = (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),)
 
 # Past this many remembered victims, forget those no longer in the snapshot.
 _PREEMPTED_KEEP = 1000
@@ -134,22 +145,43 @@ class DefaultPreemption:
     name = NAME
 
     def __init__(self, args: DefaultPreemptionArgs | None = None, handle: Handle | None = None,
-                 offset: Callable[[int], int] | None = None) -> None:
+                 offset: Callable[[int], int] | None = None, pdbs: PDBLister | None = None) -> None:
         self.args = args or DefaultPreemptionArgs()
         self.handle = handle or Handle()
+        self.pdbs: PDBLister = pdbs or NoPDBs()
         self.profile: Profile | None = None
         # kube-scheduler starts the dry run at a random node (rand.Int31n); tests pass a fixed one.
         self.offset: Callable[[int], int] = offset or random.Random().randrange
         # Victims deleted by this plugin (uids), standing in for their DisruptionTarget condition.
         self.preempted: set[str] = set()
+        # Preemptors whose victims are being deleted (uid -> the last victim's key once its turn came).
+        self.running: dict[str, str | None] = {}
 
     def attach_profile(self, profile: Profile) -> None:
         """The profile whose PreFilter extensions and Filters the dry run runs (build_profile calls it)."""
         self.profile = profile
 
+    # --- PreEnqueue ---------------------------------------------------------------------------------
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return _EVENTS
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Hold the preemptor back while its preemption runs (IsPodRunningPreemption)."""
+        uid = pod.metadata.uid
+        if uid not in self.running:
+            return None
+        last = self.running[uid]
+        if last is not None:
+            victim = self.handle.pods.get(last)
+            if victim is None or victim.metadata.deletion_timestamp is not None:
+                return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
+
     # --- PostFilter ---------------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
+        self.handle.preemption_attempted()
         status, candidate, nomination = self.preempt(state, pod, fit_error)
         if nomination is not None:
             state.write(NOMINATED_NODE_KEY, nomination)
@@ -235,6 +267,8 @@ class DefaultPreemption:
         if not potential:
             return [], {}, None
         n = len(potential)
+        known = budgets(self.pdbs.list())
+        nominator = self.handle.nominator
         offset = self.offset(n)
         want = self.num_candidates(n)
         non_violating: list[Candidate] = []
@@ -248,9 +282,13 @@ class DefaultPreemption:
                 # SelectVictimsOnNode's first answer, without cloning the node and the state.
                 statuses[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
                 continue
-            victims, violations, status = self.select_victims_on_node(state.clone(), pod, ni.clone())
+            victims, violations, status = self.select_victims_on_node(
+                state.clone(), pod, ni.clone(), known, yielded_to(nominator, ni.name, pod))
             if status is None and victims:
-                (violating if violations else non_violating).append(Candidate(ni.name, victims, violations))
+                found = violating if violations else non_violating
+                # Each list holds `want` candidates at most; later ones are dropped (candidateList.add).
+                if len(found) < want:
+                    found.append(Candidate(ni.name, victims, violations))
                 if non_violating and len(non_violating) + len(violating) >= want:
                     break
                 continue
@@ -261,104 +299,116 @@ class DefaultPreemption:
             statuses[ni.name] = status
         return non_violating + violating, statuses, error
 
-    def _filters_pass(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        """RunFilterPlugins on one node: None when it fits, else the first rejection (or an error)."""
-        profile = self.profile
-        if profile is None:
-            return None
-        for pl in profile.filter:
-            if pl.name in state.skip_filter_plugins:
-                continue
-            s = pl.filter(state, pod, node)
-            if s is None or s.code == Code.SUCCESS:
-                continue
-            if s.is_rejected():
-                return s.with_plugin(pl.name)
-            return Status(Code.ERROR, f'running "{pl.name}" filter plugin: {s.message()}', plugin=pl.name)
-        return None
-
-    def _extensions(self, state: CycleState, method: str, pod: PodInfo, other: PodInfo,
-                    node: NodeInfo) -> Status | None:
-        """RunPreFilterExtensionAddPod / RemovePod over the PreFilter plugins that have them."""
-        profile = self.profile
-        if profile is None:
-            return None
-        for pl in profile.pre_filter:
-            if pl.name in state.skip_filter_plugins:
-                continue
-            ext = getattr(pl, method, None)
-            if not callable(ext):
-                continue
-            s = ext(state, pod, other, node)
-            if s is not None and s.code != Code.SUCCESS:
-                op = "AddPod" if method == "add_pod" else "RemovePod"
-                return Status(Code.ERROR, f'running {op} on PreFilter plugin "{pl.name}": {s.message()}',
-                              plugin=pl.name)
-        return None
-
-    def select_victims_on_node(self, state: CycleState, pod: PodInfo,
-                               node: NodeInfo) -> tuple[list[PodInfo], int, Status | None]:
+    def select_victims_on_node(self, state: CycleState, pod: PodInfo, node: NodeInfo,
+                               known: Sequence[Budget] = (),
+                               nominated: Sequence[PodInfo] = ()) -> tuple[list[PodInfo], int, Status | None]:
         """SelectVictimsOnNode on a clone of the node and of the cycle state: (victims most
-        important first, PDB violations (always 0), None) or a status saying why not."""
+        important first, how many of them violate a PodDisruptionBudget, None) or a status saying
+        why not. `nominated`: the pods nominated to the node that the pod yields to."""
+        profile = self.profile
         prio = pod.pod.spec.priority
         potential = [p for p in node.pods.values() if p.pod.spec.priority < prio]
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+        if profile is None:
+            return [], 0, Status(Code.ERROR, "DefaultPreemption is not attached to a profile")
         for v in potential:
             node.remove_pod(v)
-            s = self._extensions(state, "remove_pod", pod, v, node)
+            s = run_extension(profile, state, "remove_pod", pod, v, node)
             if s is not None:
                 return [], 0, s
-        s = self._filters_pass(state, pod, node)
+        s = run_filters_with_nominated_pods(profile, state, pod, node, nominated)
         if s is not None:
             return [], 0, s
         potential.sort(key=_sort_key)
+        # Reprieve the PDB-violating victims first, then the others, each most important first.
+        violating, non_violating = split_by_violation(potential, known)
         victims: list[PodInfo] = []
-        # No PodDisruptionBudgets: every victim is non-violating.
-        for v in potential:
+
+        def reprieve(v: PodInfo) -> bool | Status:
             node.add_pod(v)
-            s = self._extensions(state, "add_pod", pod, v, node)
+            s = run_extension(profile, state, "add_pod", pod, v, node)
             if s is not None:
-                return [], 0, s
-            fits = self._filters_pass(state, pod, node)
-            if fits is not None:
-                if fits.code == Code.ERROR:
-                    return [], 0, fits
-                node.remove_pod(v)
-                s = self._extensions(state, "remove_pod", pod, v, node)
-                if s is not None:
-                    return [], 0, s
-                victims.append(v)
-        return victims, 0, None
+                return s
+            fits = run_filters_with_nominated_pods(profile, state, pod, node, nominated)
+            if fits is None:
+                return True
+            # Any other answer, an error too, keeps the pod a victim (as kube-scheduler's IsSuccess).
+            node.remove_pod(v)
+            s = run_extension(profile, state, "remove_pod", pod, v, node)
+            if s is not None:
+                return s
+            victims.append(v)
+            return False
+
+        num_violating = 0
+        for v in violating:
+            r = reprieve(v)
+            if isinstance(r, Status):
+                return [], 0, r
+            if not r:
+                num_violating += 1
+        for v in non_violating:
+            r = reprieve(v)
+            if isinstance(r, Status):
+                return [], 0, r
+        if violating and non_violating:
+            victims.sort(key=_sort_key)
+        return victims, num_violating, None
 
     # --- the writes ---------------------------------------------------------------------------------
 
     def _actuate(self, preemptor: Pod, candidate: Candidate) -> None:
         uid = preemptor.metadata.uid
         key = f"{preemptor.metadata.namespace}/{preemptor.metadata.name}"
-        self.handle.spawn(self._write(preemptor, candidate), f"preemption/{key}")
+        self.handle.victims_chosen(len(candidate.victims))
+        # Lower-priority pods nominated to the node lose their nomination: the room is this pod's.
+        prio = preemptor.spec.priority
+        demoted = [pi.pod for pi in self.handle.nominator.nominated_pods_for_node(candidate.name)
+                   if pi.pod.spec.priority < prio]
+        self.handle.spawn(self._write(preemptor, candidate, demoted), f"preemption/{key}")
         log.info("preempting", extra={"pod": key, "node": candidate.name, "uid": uid,
-                                      "victims": [v.key for v in candidate.victims]})
+                                      "victims": [v.key for v in candidate.victims],
+                                      "pdb_violations": candidate.num_pdb_violations})
 
-    async def _write(self, preemptor: Pod, candidate: Candidate) -> None:
-        """PreemptPod for each victim: the DisruptionTarget condition, then the deletion with the
-        Preempted event (the nomination is the failure handler's)."""
+    async def _write(self, preemptor: Pod, candidate: Candidate, demoted: Sequence[Pod] = ()) -> None:
+        """prepareCandidateAsync: clear the nominations of lower-priority pods on the node, then
+        PreemptPod for each victim not already terminating: the DisruptionTarget condition, then
+        the deletion with the Preempted event (the preemptor's nomination is the failure handler's)."""
         key = f"{preemptor.metadata.namespace}/{preemptor.metadata.name}"
+        for pod in demoted:
+            if not pod.status.nominated_node_name:
+                continue
+            s = await self.handle.nominate_pod(pod, "")
+            if s is not None and s.code != Code.SUCCESS:
+                log.warning("clearing a lower-priority nomination failed",
+                            extra={"pod": key, "nominated": f"{pod.metadata.namespace}/{pod.metadata.name}",
+                                   "detail": s.message()})
         message = f"Preempted by pod {preemptor.metadata.uid} on node {candidate.name}"
         condition = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"
-        for v in candidate.victims:
-            self.preempted.add(v.pod.metadata.uid)
-            s = await self.handle.disrupt_victim(v.pod, condition)
-            if s is not None and s.code != Code.SUCCESS:
-                log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key,
-                                                                 "detail": s.message()})
-                continue
-            s = await self.handle.delete_victim(v.pod, message)
-            if s is not None and s.code != Code.SUCCESS:
-                log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key,
-                                                                 "detail": s.message()})
+        victims = [v for v in candidate.victims if v.pod.metadata.deletion_timestamp is None]
+        uid = preemptor.metadata.uid
+        if victims:
+            self.running[uid] = None
+        try:
+            for i, v in enumerate(victims):
+                if i == len(victims) - 1:
+                    self.running[uid] = v.key
+                await self._preempt_one(key, v, condition, message, preemptor)
+        finally:
+            self.running.pop(uid, None)
+
+    async def _preempt_one(self, key: str, v: PodInfo, condition: str, message: str, preemptor: Pod) -> None:
+        """PreemptPod: the DisruptionTarget condition, then the deletion and its event."""
+        self.preempted.add(v.pod.metadata.uid)
+        s = await self.handle.disrupt_victim(v.pod, condition)
+        if s is None or s.code == Code.SUCCESS:
+            s = await self.handle.delete_victim(v.pod, message, preemptor)
+        if s is not None and s.code != Code.SUCCESS:
+            log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key, "detail": s.message()})
 
 
-def new(args: Mapping[str, Any], handle: Handle | None = None) -> DefaultPreemption:
-    """The plugin from its args ({} for the defaults)."""
-    return DefaultPreemption(typed(args), handle)
+def new(args: Mapping[str, Any], handle: Handle | None = None, pdbs: PDBLister | None = None) -> DefaultPreemption:
+    """The plugin from its args ({} for the defaults); PodDisruptionBudgets from `pdbs` (the
+    scheduler's PDB informer), none without it."""
+    return DefaultPreemption(typed(args), handle, pdbs=pdbs)
