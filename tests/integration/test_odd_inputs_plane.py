@@ -86,7 +86,7 @@ ODD = {
     "huge-ephemeral-storage": (_spec([container(extra={"ephemeral-storage": "1Ei"})]),
                                "Insufficient ephemeral-storage"),
     "missing-claim": (_spec([container()], volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "nope"}}]),
-                      "persistentVolumeClaim"),
+                      'persistentvolumeclaim "nope" not found'),
     "selector-nobody-matches": (_spec([container()], nodeSelector={"no-such-label": "x"}),
                                 "didn't match Pod's node affinity/selector"),
     "spread-over-a-missing-key": (_spec([container()], topologySpreadConstraints=[{
