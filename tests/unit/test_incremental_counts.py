@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from kubesched.framework import FitError, NodeCursor, PodInfo, schedule_pod
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.snapshot import MAX_ROW_MEMOS
+from kubesched.framework.row_memos import MAX_ROW_MEMOS
 from kubesched.framework.types import NodeInfo
 from kubesched.model.objects import Pod
 from kubesched.plugins.inter_pod_affinity import filtering as ipa_filtering
@@ -57,11 +57,36 @@ def test_per_row_recounts_only_the_rows_whose_pods_changed() -> None:
     assert counts == {"n0": 0, "n1": 0, "n2": 0, "n3": 0, "n4": 1, "n5": 0}
 
 
+def test_memos_older_than_the_change_log_fall_back_to_the_version_compare() -> None:
+    """The snapshot's log of changed rows is cut when it grows; a memo synced before the cut must
+    still see every change since (and a memo synced after it only the rows logged since)."""
+    cache = cache_with(_nodes(2), [])  # type: ignore[arg-type]
+    snap = cache.snapshot()
+
+    def count(ni: NodeInfo) -> int:
+        return len(ni.pods)
+
+    def keys(ni: NodeInfo) -> tuple[str, ...]:
+        return tuple(sorted({p.pod.metadata.labels.get("app", "") for p in ni.pods.values()}))
+
+    assert snap.per_row("old", count).tolist() == [0, 0]
+    assert snap.keys_per_row("old-keys", keys) == {}
+    for i in range(200):  # far past the log's cut (4 n + 64 changes)
+        cache.add_pod(make_pod(f"p{i}").node(f"n{i % 2}").labels(app=f"a{i % 3}").obj())
+        if i == 150:
+            assert snap.per_row("recent", count).tolist() == [76, 75]
+    expected = [len(ni.pods) for ni in snap.node_infos]
+    assert expected == [100, 100]
+    assert snap.per_row("old", count).tolist() == expected
+    assert snap.per_row("recent", count).tolist() == expected
+    assert snap.keys_per_row("old-keys", keys) == {"a0": 2, "a1": 2, "a2": 2}
+
+
 def test_per_row_keeps_a_bounded_number_of_memos() -> None:
     snap = cache_with(_nodes()).snapshot()  # type: ignore[arg-type]
     for i in range(MAX_ROW_MEMOS + 50):
         snap.per_row(("key", i), lambda ni: 0)
-    assert len(snap._row_memos) == MAX_ROW_MEMOS
+    assert len(snap.memos._row_memos) == MAX_ROW_MEMOS
 
 
 def test_keys_per_row_follows_adds_and_removes() -> None:

@@ -12,13 +12,13 @@ kube-scheduler copies at the start of each cycle is, here, just this view.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.framework.row_memos import RowMemos
 from kubesched.framework.types import NodeInfo
 from kubesched.model.objects import Taint
 from kubesched.model.quantity import saturate_int64 as _i64
@@ -30,30 +30,6 @@ Bools = npt.NDArray[np.bool_]
 _A = TypeVar("_A", bound=np.ndarray[Any, Any])
 
 TaintKey = tuple[tuple[str, str, str], ...]
-
-# Per-row memos kept (least recently used dropped): each costs 16 bytes a node.
-MAX_ROW_MEMOS = 128
-
-
-class _RowKeys:
-    __slots__ = ("counts", "keys", "versions")
-
-    def __init__(self, keys: list[tuple[Hashable, ...]], versions: I64) -> None:
-        self.keys = keys
-        self.versions = versions
-        self.counts: dict[Hashable, int] = {}
-        for row_keys in keys:
-            for k in row_keys:
-                self.counts[k] = self.counts.get(k, 0) + 1
-
-
-class _RowMemo:
-    __slots__ = ("values", "versions")
-
-    def __init__(self, values: I64, versions: I64) -> None:
-        self.values = values
-        self.versions = versions
-
 
 def _taint_key(taints: Sequence[Taint]) -> TaintKey:
     return tuple((t.key, t.value, t.effect) for t in taints)
@@ -124,10 +100,11 @@ class Snapshot:
         # only those nodes, not every node, for a pod without terms of its own.
         self.with_affinity: dict[int, None] = {}
         self.with_required_anti_affinity: dict[int, None] = {}
-        # Bumped for a row whenever its pods change: what per_row's memos compare against.
-        self.pods_version: I64 = z(n, np.int64)
-        self._row_memos: OrderedDict[Hashable, _RowMemo] = OrderedDict()
-        self._row_keys: dict[Hashable, _RowKeys] = {}
+        self.memos = RowMemos(self.node_infos)
+        # Bumped whenever a node's labels change: what memos over label columns compare against.
+        self.labels_version = 0
+        self._rows_with_label: dict[str, tuple[int, Bools]] = {}
+        self._codes_present: dict[str, tuple[int, list[int]]] = {}
         # "namespace/claim" -> how many pods on the nodes use it (kube-scheduler usedPVCRefCounts),
         # and each row's share of it, so a row's refresh can take its old share out.
         self.used_pvcs: dict[str, int] = {}
@@ -155,7 +132,7 @@ class Snapshot:
         self.has_ports[i] = len(ni.used_ports) > 0
         _mark(self.with_affinity, i, bool(ni.pods_with_affinity))
         _mark(self.with_required_anti_affinity, i, bool(ni.pods_with_required_anti_affinity))
-        self.pods_version[i] += 1
+        self.memos.pods_changed(i)
         if ni.pvc_refs or i in self._row_pvcs:
             self._refresh_pvcs(i, ni.pvc_refs)
 
@@ -199,6 +176,7 @@ class Snapshot:
         self.no_schedule_group[i] = self.no_schedule.id_of(ni.no_schedule_taints)
         self.prefer_group[i] = self.prefer_no_schedule.id_of(ni.prefer_no_schedule_taints)
         if labels_changed:
+            self.labels_version += 1
             labels = ni.labels
             for key, codes in self.label_codes.items():
                 if key not in labels:
@@ -238,45 +216,41 @@ class Snapshot:
         pods changed since: a pod's spread or affinity counts cost O(changed nodes) a cycle, not a
         walk over every pod of the cluster. `count` must be a function of the node's pods alone,
         the same for the same key. The array is shared: read it, never write it."""
-        memo = self._row_memos.get(key)
-        if memo is None:
-            values = np.fromiter((count(ni) for ni in self.node_infos), dtype=np.int64, count=self.n)
-            self._row_memos[key] = _RowMemo(values, self.pods_version.copy())
-            if len(self._row_memos) > MAX_ROW_MEMOS:
-                self._row_memos.popitem(last=False)
-            return values
-        self._row_memos.move_to_end(key)
-        changed = np.flatnonzero(memo.versions != self.pods_version)
-        if len(changed):
-            values, node_infos = memo.values, self.node_infos
-            for i in changed.tolist():
-                values[i] = count(node_infos[i])
-            memo.versions[changed] = self.pods_version[changed]
-        return memo.values
+        return self.memos.per_row(key, count)
+
+    def sums_by_label(self, key: Hashable, count: Callable[[NodeInfo], int], label: str) -> I64 | None:
+        """Per code of label, the sum of per_row(key, count) over the rows with that value; None when
+        no node has the label. Kept like per_row, moved by the changed rows' deltas. Shared: read it."""
+        codes = self.label_codes.get(label)
+        if codes is None:
+            return None
+        return self.memos.sums_by_label(key, count, label, codes, len(self.label_values[label]),
+                                        self.labels_version)
 
     def keys_per_row(self, key: Hashable, keys_of: Callable[[NodeInfo], tuple[Hashable, ...]]) -> dict[Hashable, int]:
         """The distinct keys_of(node) over every row, each with the number of rows that have it,
         kept under key like per_row: the distinct affinity terms of a cluster's pods, say, at the
         cost of the rows that changed. keys_of returns distinct keys. Read the dict, never write it."""
-        memo = self._row_keys.get(key)
-        if memo is None:
-            memo = self._row_keys[key] = _RowKeys([keys_of(ni) for ni in self.node_infos], self.pods_version.copy())
-            return memo.counts
-        changed = np.flatnonzero(memo.versions != self.pods_version)
-        if len(changed):
-            counts, node_infos = memo.counts, self.node_infos
-            for i in changed.tolist():
-                for k in memo.keys[i]:
-                    left = counts[k] - 1
-                    if left:
-                        counts[k] = left
-                    else:
-                        del counts[k]
-                new = memo.keys[i] = keys_of(node_infos[i])
-                for k in new:
-                    counts[k] = counts.get(k, 0) + 1
-            memo.versions[changed] = self.pods_version[changed]
-        return memo.counts
+        return self.memos.keys_per_row(key, keys_of)
+
+    def rows_with_label(self, label: str) -> Bools:
+        """Whether each row's node has the label; shared until a node's labels change: read it."""
+        found = self._rows_with_label.get(label)
+        if found is None or found[0] != self.labels_version:
+            codes = self.label_codes.get(label)
+            mask = codes >= 0 if codes is not None else np.zeros(self.n, dtype=np.bool_)
+            found = self._rows_with_label[label] = (self.labels_version, mask)
+        return found[1]
+
+    def codes_present(self, label: str) -> list[int]:
+        """The codes of label some row holds, ascending (a value may have left every node)."""
+        found = self._codes_present.get(label)
+        if found is None or found[0] != self.labels_version:
+            codes = self.label_codes.get(label)
+            present: list[int] = [] if codes is None else np.flatnonzero(
+                np.bincount(codes + 1, minlength=len(self.label_values[label]) + 1)[1:]).tolist()
+            found = self._codes_present[label] = (self.labels_version, present)
+        return found[1]
 
     def label_code(self, key: str, value: str) -> int:
         """The code of value under key, or -2 when no node has it (never equal to a row's code)."""

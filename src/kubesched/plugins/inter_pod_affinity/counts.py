@@ -32,24 +32,18 @@ class PairCounts:
         self._by_key: dict[str, I64] = {}
         self._dict: dict[Pair, int] | None = None if snapshot is not None else dict(pairs or {})
 
-    def add_column(self, key: str, per_node: I64, weight: int = 1) -> bool:
-        """Add weight * per_node[row] at each row's value of key; whether any row with the key had
-        a non-zero count (kube-scheduler then holds the pair, even if weights cancel out)."""
-        snapshot = self._snapshot
-        if snapshot is None or self._dict is not None:
-            raise RuntimeError("PairCounts.add_column: built without a snapshot, or already a dict")
-        column = snapshot.label_codes.get(key)
-        if column is None:
+    def add_sums(self, key: str, sums: I64 | None, weight: int = 1) -> bool:
+        """Add weight * sums[code] at each value of key (sums by label code, as
+        Snapshot.sums_by_label makes them; None: no node has the key); whether any value had a
+        non-zero count (kube-scheduler then holds the pair, even if weights cancel out). The sums
+        are the snapshot's: copied, never changed."""
+        if self._snapshot is None or self._dict is not None:
+            raise RuntimeError("PairCounts.add_sums: built without a snapshot, or already a dict")
+        if sums is None or not sums.any():
             return False
-        # Shifted by one so the nodes without the key (code -1) land in bin 0, dropped.
-        size = len(snapshot.label_values[key])
-        sums = np.bincount(column + 1, weights=per_node, minlength=size + 1)[1:].astype(np.int64)
-        if not sums.any():
-            return False
-        if weight != 1:
-            sums *= weight
+        weighted = sums * weight
         found = self._by_key.get(key)
-        self._by_key[key] = sums if found is None else found + sums
+        self._by_key[key] = weighted if found is None else found + weighted
         return True
 
     def as_dict(self) -> dict[Pair, int]:
@@ -100,16 +94,35 @@ def memo_key(term: IncomingTerm) -> Hashable | None:
     return (term.namespaces, term.selector, every_namespace)
 
 
-def matching_per_node(snapshot: Snapshot, tag: str, terms: tuple[IncomingTerm, ...],
-                      matches: Callable[[Pod], bool]) -> I64:
-    """Per snapshot row, the pods `matches` accepts (the incoming pod's terms), memoised per node
-    when the terms allow it."""
-    keys = [memo_key(t) for t in terms]
+class Matching:
+    """The pods the incoming pod's terms accept, per snapshot row, memoised per node when the
+    terms allow it; summed per value of a topology key on demand."""
 
-    def count(ni: NodeInfo) -> int:
-        return sum(1 for pi in ni.pods.values() if matches(pi.pod)) if ni.pods else 0
+    __slots__ = ("_count", "_key", "_per_node", "_snapshot")
 
-    if any(k is None for k in keys):
-        return np.fromiter((count(ni) for ni in snapshot.node_infos), dtype=np.int64, count=snapshot.n)
-    return snapshot.per_row(("InterPodAffinity", tag, tuple(keys)), count)
+    def __init__(self, snapshot: Snapshot, tag: str, terms: tuple[IncomingTerm, ...],
+                 matches: Callable[[Pod], bool]) -> None:
+        keys = [memo_key(t) for t in terms]
+
+        def count(ni: NodeInfo) -> int:
+            return sum(1 for pi in ni.pods.values() if matches(pi.pod)) if ni.pods else 0
+
+        self._snapshot = snapshot
+        self._count = count
+        self._key: Hashable | None = None if any(k is None for k in keys) else ("InterPodAffinity", tag, tuple(keys))
+        self._per_node: I64 | None = None
+
+    def sums(self, label: str) -> I64 | None:
+        """Per code of label: the matching pods on the nodes with that value (None: no node has it)."""
+        snapshot = self._snapshot
+        if self._key is not None:
+            return snapshot.sums_by_label(self._key, self._count, label)
+        column = snapshot.label_codes.get(label)
+        if column is None:
+            return None
+        if self._per_node is None:
+            self._per_node = np.fromiter((self._count(ni) for ni in snapshot.node_infos), dtype=np.int64,
+                                         count=snapshot.n)
+        size = len(snapshot.label_values[label])
+        return np.bincount(column + 1, weights=self._per_node, minlength=size + 1)[1:].astype(np.int64)
 

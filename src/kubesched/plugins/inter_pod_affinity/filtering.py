@@ -18,7 +18,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
-from kubesched.plugins.inter_pod_affinity.counts import PairCounts, matching_per_node
+from kubesched.plugins.inter_pod_affinity.counts import Matching, PairCounts
 from kubesched.plugins.inter_pod_affinity.terms import (
     AffinityTerm,
     IncomingTerm,
@@ -152,17 +152,17 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
             lambda ni: existing_anti_affinity_terms(terms, ni))
         for term in distinct:
             if isinstance(term, AffinityTerm) and term.matches(incoming, ns_labels):
-                per_node = snapshot.per_row(("InterPodAffinity", "existing-anti-affinity", term),
-                                            _pods_with_term(terms, term))
-                s._existing.add_column(term.topology_key, per_node)
+                sums = snapshot.sums_by_label(("InterPodAffinity", "existing-anti-affinity", term),
+                                              _pods_with_term(terms, term), term.topology_key)
+                s._existing.add_sums(term.topology_key, sums)
 
     if affinity:
-        per_node = matching_per_node(snapshot, "affinity", affinity, lambda p: matches_all(affinity, p))
+        matching = Matching(snapshot, "affinity", affinity, lambda p: matches_all(affinity, p))
         for it in affinity:
-            s._affinity.add_column(it.topology_key, per_node)
+            s._affinity.add_sums(it.topology_key, matching.sums(it.topology_key))
     for it in anti:
-        per_node = matching_per_node(snapshot, "anti-affinity", (it,), it.matches)
-        s._anti_affinity.add_column(it.topology_key, per_node)
+        s._anti_affinity.add_sums(it.topology_key, Matching(snapshot, "anti-affinity", (it,), it.matches)
+                                  .sums(it.topology_key))
 
     if not s._existing and not affinity and not anti:
         return None, SKIP

@@ -21,7 +21,7 @@ from kubesched.framework.snapshot import I64, Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
-from kubesched.plugins.inter_pod_affinity.counts import PairCounts, matching_per_node
+from kubesched.plugins.inter_pod_affinity.counts import Matching, PairCounts
 from kubesched.plugins.inter_pod_affinity.terms import (
     AffinityTerm,
     IncomingTerm,
@@ -115,8 +115,8 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
     preferred = [(IncomingTerm(w.term, namespaces), w.weight) for w in own.preferred_affinity]
     preferred += [(IncomingTerm(w.term, namespaces), -w.weight) for w in own.preferred_anti_affinity]
     for it, weight in preferred:
-        per_node = matching_per_node(snapshot, "preferred", (it,), it.matches)
-        touched |= counts.add_column(it.topology_key, per_node, weight)
+        sums = Matching(snapshot, "preferred", (it,), it.matches).sums(it.topology_key)
+        touched |= counts.add_sums(it.topology_key, sums, weight)
     # Existing pods' terms against the incoming pod: each distinct term matched once.
     if snapshot.with_affinity:
         distinct = snapshot.keys_per_row(("InterPodAffinity", "existing-scoring-terms"),
@@ -128,9 +128,9 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
                     continue
                 weight = hard_pod_affinity_weight
             if term.matches(incoming, ns_labels):
-                per_node = snapshot.per_row(("InterPodAffinity", "existing-scoring", found),
-                                            _occurrences(terms, cast(ScoringTerm, found)))
-                touched |= counts.add_column(term.topology_key, per_node, weight)
+                sums = snapshot.sums_by_label(("InterPodAffinity", "existing-scoring", found),
+                                              _occurrences(terms, cast(ScoringTerm, found)), term.topology_key)
+                touched |= counts.add_sums(term.topology_key, sums, weight)
     if not touched:
         return None, SKIP
     columns = counts.columns()

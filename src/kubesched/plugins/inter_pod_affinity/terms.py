@@ -18,10 +18,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+import msgspec
+
 from kubesched.model.objects import (
+    Affinity,
     LabelSelector,
     LabelSelectorRequirement,
     Namespace,
@@ -31,6 +34,7 @@ from kubesched.model.objects import (
 )
 
 HOSTNAME = "kubernetes.io/hostname"
+_encode = msgspec.json.Encoder().encode
 
 Labels = Mapping[str, str]
 
@@ -106,6 +110,14 @@ class Selector:
 
     requirements: tuple[Requirement, ...]
     nothing: bool = False
+    # Selectors key the per-node memos, hashed several times a cycle: hashed once.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.requirements, self.nothing)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def everything(self) -> bool:
@@ -212,6 +224,14 @@ class AffinityTerm:
     selector: Selector
     topology_key: str
     namespace_selector: Selector
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.namespaces, self.selector, self.topology_key,
+                                                self.namespace_selector)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def matches(self, pod: Pod, ns_labels: Labels | None) -> bool:
         """framework.AffinityTerm.Matches: ns_labels are the labels of the pod's namespace."""
@@ -287,13 +307,32 @@ def _parse_pod_terms(pod: Pod) -> PodTerms:
     return out
 
 
+def _content_key(pod: Pod, aff: Affinity) -> tuple[str, bytes] | None:
+    """What a pod's parsed terms depend on: its namespace and its pod (anti-)affinity, and its labels
+    only through matchLabelKeys / mismatchLabelKeys (then None: not shared between pods). The pods
+    of one workload share their terms, so their parse, and equal terms are one object."""
+    for group in (aff.pod_affinity, aff.pod_anti_affinity):
+        if group is None:
+            continue
+        for t in group.required:
+            if t.match_label_keys or t.mismatch_label_keys:
+                return None
+        for w in group.preferred:
+            if w.pod_affinity_term.match_label_keys or w.pod_affinity_term.mismatch_label_keys:
+                return None
+    return pod.metadata.namespace, _encode((aff.pod_affinity, aff.pod_anti_affinity))
+
+
 class TermCache:
-    """Parsed terms per Pod object (id, with the pod kept alive so the id cannot be reused)."""
+    """Parsed terms per Pod object (id, with the pod kept alive so the id cannot be reused), and per
+    content for the pods whose terms do not read their own labels."""
 
     MAX_ENTRIES = 1 << 16
+    MAX_CONTENTS = 1 << 12
 
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[Pod, PodTerms]] = {}
+        self._by_content: dict[tuple[str, bytes], PodTerms] = {}
 
     def of(self, pod: Pod) -> PodTerms:
         aff = pod.spec.affinity
@@ -302,7 +341,16 @@ class TermCache:
         found = self._by_id.get(id(pod))
         if found is not None and found[0] is pod:
             return found[1]
-        terms = _parse_pod_terms(pod)
+        key = _content_key(pod, aff)
+        shared = self._by_content.get(key) if key is not None else None
+        if shared is not None:
+            terms = shared
+        else:
+            terms = _parse_pod_terms(pod)
+            if key is not None:
+                if len(self._by_content) >= self.MAX_CONTENTS:
+                    self._by_content.clear()
+                self._by_content[key] = terms
         if len(self._by_id) >= self.MAX_ENTRIES:
             self._by_id.clear()
         self._by_id[id(pod)] = (pod, terms)

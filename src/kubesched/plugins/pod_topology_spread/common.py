@@ -9,7 +9,7 @@ through a SelectorLister port, so it stays free of informers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -177,6 +177,19 @@ class InclusionMasks:
         self._affinity: Bools | None = None
         self._taints: Bools | None = None
 
+    def restricts(self, c: Constraint) -> Bools | None:
+        """of(c), or None when it passes every node: the policy it honours asks nothing of this
+        pod (no nodeSelector, no required node affinity; Ignore for taints)."""
+        if c.node_taints_policy == HONOR:
+            return self.of(c)
+        if c.node_affinity_policy == HONOR:
+            spec = self.pod.pod.spec
+            aff = spec.affinity
+            if spec.node_selector or (aff is not None and aff.node_affinity is not None
+                                      and aff.node_affinity.required is not None):
+                return self.of(c)
+        return None
+
     def of(self, c: Constraint) -> Bools:
         snapshot, pod = self.snapshot, self.pod
         mask = np.ones(snapshot.n, dtype=np.bool_)
@@ -203,11 +216,20 @@ def nodes_with_keys(snapshot: Snapshot, constraints: Sequence[Constraint]) -> Bo
     return has_keys
 
 
-def matching_per_node(snapshot: Snapshot, selector: sel.Selector, namespace: str) -> I64:
-    """count_matching for every snapshot row, kept by the snapshot between cycles."""
+def _counter(selector: sel.Selector, namespace: str) -> Callable[[NodeInfo], int]:
     def count(node: NodeInfo) -> int:
         return count_matching(node, selector, namespace) if node.pods else 0
-    return snapshot.per_row(("PodTopologySpread", namespace, selector), count)
+    return count
+
+
+def matching_per_node(snapshot: Snapshot, selector: sel.Selector, namespace: str) -> I64:
+    """count_matching for every snapshot row, kept by the snapshot between cycles."""
+    return snapshot.per_row(("PodTopologySpread", namespace, selector), _counter(selector, namespace))
+
+
+def matching_sums(snapshot: Snapshot, selector: sel.Selector, namespace: str, key: str) -> I64 | None:
+    """matching_per_node summed per code of label key (None: no node has it), kept likewise."""
+    return snapshot.sums_by_label(("PodTopologySpread", namespace, selector), _counter(selector, namespace), key)
 
 
 def labels_match_any(constraints: Sequence[Constraint], labels: Mapping[str, str]) -> bool:

@@ -24,6 +24,7 @@ from kubesched.plugins.pod_topology_spread.common import (
     Inclusion,
     InclusionMasks,
     matching_per_node,
+    matching_sums,
     node_has_keys,
     nodes_with_keys,
 )
@@ -77,6 +78,9 @@ class PreFilterState:
     critical_paths: list[CriticalPaths]
     # Per constraint: topology value -> matching pods. Its keys are the constraint's domains.
     tp_value_to_match_num: list[dict[str, int]]
+    # Per constraint, when PreFilter had them: the same counts by label code (0 for a value that is
+    # no domain) with a last 0 for code -1: Filter's lookup table. Dropped by AddPod/RemovePod.
+    luts: list[I64 | None] | None = None
 
     def min_match_num(self, i: int, min_domains: int) -> int:
         """The global minimum; 0 while there are fewer domains than minDomains."""
@@ -108,11 +112,34 @@ def _domain_counts(snapshot: Snapshot, key: str, counted: Bools, per_node: I64) 
     return [values[c] for c in present.tolist()], sums.tolist()
 
 
+def _counted_everywhere(snapshot: Snapshot, pod: PodInfo,
+                        constraints: Sequence[Constraint]) -> list[bool]:
+    """Per constraint: whether it counts every node with its topology key (one key for all the
+    constraints, and node inclusion policies that pass every node), so the snapshot's kept sums
+    per topology value are its domain counts."""
+    if len({c.topology_key for c in constraints}) != 1:
+        return [False] * len(constraints)
+    inclusion = InclusionMasks(snapshot, pod)
+    return [inclusion.restricts(c) is None for c in constraints]
+
+
+def _kept_counts(snapshot: Snapshot, c: Constraint, namespace: str) -> tuple[list[str], list[int], I64 | None]:
+    """The domains and counts of a constraint counted everywhere, and Filter's lookup table."""
+    sums = matching_sums(snapshot, c.selector, namespace, c.topology_key)
+    if sums is None:
+        return [], [], None
+    present = snapshot.codes_present(c.topology_key)
+    names = snapshot.label_values[c.topology_key]
+    return [names[code] for code in present], sums[present].tolist(), np.append(sums, 0)
+
+
 def _critical_paths(values: list[str], nums: list[int]) -> CriticalPaths:
     """criticalPaths.update over every domain: only the two smallest can end up in it."""
     p = CriticalPaths()
     if len(nums) > 2:
-        two = np.argsort(np.array(nums, dtype=np.int64), kind="stable")[:2].tolist()
+        # Both sorts stable: the first of equal counts wins, as in the update loop.
+        two = (sorted(range(len(nums)), key=nums.__getitem__)[:2] if len(nums) <= 64
+               else np.argsort(np.array(nums, dtype=np.int64), kind="stable")[:2].tolist())
         values, nums = [values[i] for i in two], [nums[i] for i in two]
     for value, num in zip(values, nums, strict=True):
         p.update(value, num)
@@ -121,17 +148,27 @@ def _critical_paths(values: list[str], nums: list[int]) -> CriticalPaths:
 
 def compute_state(snapshot: Snapshot, pod: PodInfo, constraints: Sequence[Constraint]) -> PreFilterState:
     """calPreFilterState. The matching pods of each node are counted once per selector and kept by
-    the snapshot (per_row), so a cycle only recounts the nodes whose pods changed."""
+    the snapshot (per_row), so a cycle only recounts the nodes whose pods changed; when a
+    constraint counts every node with its key, the sums per domain are kept too."""
     namespace = pod.pod.metadata.namespace
-    masks = counted_rows(snapshot, pod, constraints)
+    everywhere = _counted_everywhere(snapshot, pod, constraints)
+    masks = None if all(everywhere) else counted_rows(snapshot, pod, constraints)
     tp: list[dict[str, int]] = []
     paths: list[CriticalPaths] = []
-    for c, counted in zip(constraints, masks, strict=True):
-        per_node = matching_per_node(snapshot, c.selector, namespace)
-        values, nums = _domain_counts(snapshot, c.topology_key, counted, per_node) if counted.any() else ([], [])
+    luts: list[I64 | None] = []
+    for i, c in enumerate(constraints):
+        lut: I64 | None = None
+        if everywhere[i]:
+            values, nums, lut = _kept_counts(snapshot, c, namespace)
+        else:
+            assert masks is not None
+            counted = masks[i]
+            per_node = matching_per_node(snapshot, c.selector, namespace)
+            values, nums = _domain_counts(snapshot, c.topology_key, counted, per_node) if counted.any() else ([], [])
         tp.append(dict(zip(values, nums, strict=True)))
         paths.append(_critical_paths(values, nums))
-    return PreFilterState(constraints, paths, tp)
+        luts.append(lut)
+    return PreFilterState(constraints, paths, tp, luts)
 
 
 def filter_node(s: PreFilterState, pod: PodInfo, node: NodeInfo) -> Status | None:
@@ -158,11 +195,13 @@ def filter_mask(s: PreFilterState, pod: PodInfo, snapshot: Snapshot, rows: Rows)
             return np.zeros(len(rows), dtype=np.bool_)
         codes = snapshot.take(col, rows)
         # The last entry answers code -1 (no label), which fails anyway.
-        lut = np.zeros(len(snapshot.label_values[key]) + 1, dtype=np.int64)
-        for value, num in s.tp_value_to_match_num[i].items():
-            code = snapshot.label_code(key, value)
-            if code >= 0:
-                lut[code] = num
+        lut = s.luts[i] if s.luts is not None else None
+        if lut is None:
+            lut = np.zeros(len(snapshot.label_values[key]) + 1, dtype=np.int64)
+            for value, num in s.tp_value_to_match_num[i].items():
+                code = snapshot.label_code(key, value)
+                if code >= 0:
+                    lut[code] = num
         allowed = c.max_skew + s.min_match_num(i, c.min_domains) - (1 if c.selector.matches(pod_labels) else 0)
         np.logical_and(ok, codes >= 0, out=ok)
         np.logical_and(ok, lut[codes] <= allowed, out=ok)
@@ -174,6 +213,7 @@ def update_with_pod(s: PreFilterState, updated: Pod, preemptor: PodInfo, node: N
     """updateWithPod: AddPod (+1) / RemovePod (-1) of `updated` on `node`."""
     if updated.metadata.namespace != preemptor.pod.metadata.namespace or node is None:
         return
+    s.luts = None
     if not node_has_keys(node.labels, s.constraints):
         return
     inclusion = Inclusion(required_node_affinity(preemptor), preemptor)

@@ -35,6 +35,8 @@ from kubesched.plugins.pod_topology_spread.scoring import PRE_SCORE_KEY, PreScor
 from kubesched.plugins.pod_topology_spread.selector import SelectorError
 
 NAME = "PodTopologySpread"
+MAX_PARSED = 1 << 12
+_encode = msgspec.json.Encoder().encode
 
 
 def _state_error(key: str) -> Status:
@@ -56,6 +58,7 @@ class PodTopologySpread:
         self.default_constraints = tuple(default_constraints)
         self.system_defaulted = system_defaulted
         self.selectors: SelectorLister = selectors if selectors is not None else NoSelectors()
+        self._parsed: dict[tuple[bytes, str], list[Constraint]] = {}
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
         return self._EVENTS
@@ -73,6 +76,20 @@ class PodTopologySpread:
         return [Constraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,
                            c.node_taints_policy) for c in constraints]
 
+    def _own_constraints(self, specs: list[SpreadSpec], pod: PodInfo, action: str) -> list[Constraint]:
+        """filter_constraints, shared by the pods with the same constraints (a workload's pods)
+        unless matchLabelKeys makes them read the pod's own labels."""
+        if any(c.match_label_keys for c in specs):
+            return filter_constraints(specs, pod.pod.metadata.labels, action)
+        key = (_encode(specs), action)
+        found = self._parsed.get(key)
+        if found is None:
+            found = filter_constraints(specs, pod.pod.metadata.labels, action)
+            if len(self._parsed) >= MAX_PARSED:
+                self._parsed.clear()
+            self._parsed[key] = found
+        return list(found)
+
     def constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
         """The pod's constraints with this whenUnsatisfiable, or the defaults when it has none.
         Raises SelectorError, worded as kube-scheduler's error."""
@@ -81,7 +98,7 @@ class PodTopologySpread:
         kind = "hard" if hard else "soft"
         try:
             if specs:
-                return filter_constraints(specs, pod.pod.metadata.labels, action)
+                return self._own_constraints(specs, pod, action)
             return self._default_constraints(pod, action)
         except SelectorError as err:
             what = (f"obtaining pod's {kind} topology spread constraints" if specs

@@ -9,7 +9,7 @@ countPodsMatchSelector reads as "count no pod" while Matches still says yes to t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubesched.framework.fields import label_value_problem, qualified_name_problem
 from kubesched.model.objects import LabelSelector
@@ -43,6 +43,14 @@ class Requirement:
 class Selector:
     requirements: tuple[Requirement, ...] = ()
     nothing: bool = False
+    # Selectors key the per-node memos, hashed several times a cycle: hashed once.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.requirements, self.nothing)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def empty(self) -> bool:
         return not self.nothing and not self.requirements

@@ -1,0 +1,155 @@
+"""Per-node memos of a long-lived snapshot: values computed from each node's pods, kept between
+cycles and recomputed only for the rows whose pods changed.
+
+kube-scheduler's PodTopologySpread and InterPodAffinity walk every pod of the cluster each cycle.
+Here a count per node (the pods a selector matches, say) is remembered under a key; the snapshot
+logs which rows' pods changed, so a memo catches up with the rows logged since it was last read,
+and the per-topology-value sums built on it are moved by the same deltas instead of re-summed.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.types import NodeInfo
+
+I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+
+# Memos kept (least recently used dropped): each costs 16 bytes a node.
+MAX_ROW_MEMOS = 128
+
+
+class _LabelSums:
+    __slots__ = ("codes", "labels_version", "sums")
+
+    def __init__(self, sums: I64, codes: I32, labels_version: int) -> None:
+        self.sums = sums
+        self.codes = codes
+        self.labels_version = labels_version
+
+
+class _RowMemo:
+    __slots__ = ("epoch", "label_sums", "values", "versions")
+
+    def __init__(self, values: I64, versions: I64, epoch: int) -> None:
+        self.values = values
+        self.versions = versions
+        self.epoch = epoch
+        self.label_sums: dict[str, _LabelSums] = {}
+
+
+class _RowKeys:
+    __slots__ = ("counts", "epoch", "keys", "versions")
+
+    def __init__(self, keys: list[tuple[Hashable, ...]], versions: I64, epoch: int) -> None:
+        self.keys = keys
+        self.versions = versions
+        self.epoch = epoch
+        self.counts: dict[Hashable, int] = {}
+        for row_keys in keys:
+            for k in row_keys:
+                self.counts[k] = self.counts.get(k, 0) + 1
+
+
+class RowMemos:
+    """The memos of one snapshot (rows fixed: a node added or removed makes a new snapshot)."""
+
+    def __init__(self, node_infos: Sequence[NodeInfo]) -> None:
+        self.node_infos = node_infos
+        self.n = len(node_infos)
+        # Bumped for a row whenever its pods change: what a memo compares against when the log
+        # below no longer reaches back to it.
+        self.pods_version: I64 = np.zeros(self.n, np.int64)
+        # The rows whose pods changed, in order, since epoch _log_base (most cycles see one or two);
+        # cut when it grows past a few times n.
+        self._log: list[int] = []
+        self._log_base = 0
+        self._row_memos: OrderedDict[Hashable, _RowMemo] = OrderedDict()
+        self._row_keys: dict[Hashable, _RowKeys] = {}
+
+    def pods_changed(self, i: int) -> None:
+        self.pods_version[i] += 1
+        log = self._log
+        log.append(i)
+        if len(log) > 4 * self.n + 64:
+            self._log_base += len(log)
+            log.clear()
+
+    def _epoch(self) -> int:
+        return self._log_base + len(self._log)
+
+    def _changed_since(self, epoch: int, versions: I64) -> list[int]:
+        start = epoch - self._log_base
+        if start >= 0:
+            return list(dict.fromkeys(self._log[start:]))
+        rows: list[int] = np.flatnonzero(versions != self.pods_version).tolist()
+        return rows
+
+    def _memo(self, key: Hashable, count: Callable[[NodeInfo], int]) -> _RowMemo:
+        memo = self._row_memos.get(key)
+        epoch = self._epoch()
+        if memo is None:
+            values = np.fromiter((count(ni) for ni in self.node_infos), dtype=np.int64, count=self.n)
+            memo = self._row_memos[key] = _RowMemo(values, self.pods_version.copy(), epoch)
+            if len(self._row_memos) > MAX_ROW_MEMOS:
+                self._row_memos.popitem(last=False)
+            return memo
+        self._row_memos.move_to_end(key)
+        if memo.epoch != epoch:
+            values, versions, node_infos = memo.values, memo.versions, self.node_infos
+            sums = list(memo.label_sums.values())
+            for i in self._changed_since(memo.epoch, versions):
+                new = count(node_infos[i])
+                delta = new - int(values[i])
+                if delta:
+                    values[i] = new
+                    for ls in sums:
+                        code = ls.codes[i]
+                        if code >= 0:
+                            ls.sums[code] += delta
+                versions[i] = self.pods_version[i]
+            memo.epoch = epoch
+        return memo
+
+    def per_row(self, key: Hashable, count: Callable[[NodeInfo], int]) -> I64:
+        return self._memo(key, count).values
+
+    def sums_by_label(self, key: Hashable, count: Callable[[NodeInfo], int], label: str, codes: I32,
+                      size: int, labels_version: int) -> I64:
+        """Per code of label (codes: each row's code, -1 without the label; size: the codes in use):
+        the sum of per_row(key, count) over the rows with that code. Node labels changing
+        (labels_version) makes it sum again."""
+        memo = self._memo(key, count)
+        found = memo.label_sums.get(label)
+        if found is None or found.labels_version != labels_version or found.codes is not codes:
+            sums = np.bincount(codes + 1, weights=memo.values, minlength=size + 1)[1:].astype(np.int64)
+            found = memo.label_sums[label] = _LabelSums(sums, codes, labels_version)
+        return found.sums
+
+    def keys_per_row(self, key: Hashable, keys_of: Callable[[NodeInfo], tuple[Hashable, ...]]) -> dict[Hashable, int]:
+        memo = self._row_keys.get(key)
+        epoch = self._epoch()
+        if memo is None:
+            memo = self._row_keys[key] = _RowKeys([keys_of(ni) for ni in self.node_infos],
+                                                  self.pods_version.copy(), epoch)
+            return memo.counts
+        if memo.epoch != epoch:
+            counts, versions, node_infos = memo.counts, memo.versions, self.node_infos
+            for i in self._changed_since(memo.epoch, versions):
+                for k in memo.keys[i]:
+                    left = counts[k] - 1
+                    if left:
+                        counts[k] = left
+                    else:
+                        del counts[k]
+                new = memo.keys[i] = keys_of(node_infos[i])
+                for k in new:
+                    counts[k] = counts.get(k, 0) + 1
+                versions[i] = self.pods_version[i]
+            memo.epoch = epoch
+        return memo.counts
