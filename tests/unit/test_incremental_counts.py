@@ -82,6 +82,34 @@ def test_memos_older_than_the_change_log_fall_back_to_the_version_compare() -> N
     assert snap.keys_per_row("old-keys", keys) == {"a0": 2, "a1": 2, "a2": 2}
 
 
+def test_sums_by_label_follow_pod_changes_and_node_label_changes() -> None:
+    nodes = [make_node(f"n{i}").label(HOST, f"n{i}").label("rack", f"r{i % 2}") for i in range(4)]
+    cache = cache_with(nodes, [make_pod("a").node("n0").labels(app="x")])  # type: ignore[arg-type]
+    snap = cache.snapshot()
+
+    def count(ni: NodeInfo) -> int:
+        return sum(1 for p in ni.pods.values() if p.pod.metadata.labels.get("app") == "x")
+
+    def by_rack() -> dict[str, int]:
+        sums = snap.sums_by_label("x", count, "rack")
+        assert sums is not None
+        return {v: int(sums[snap.label_code("rack", v)]) for v in snap.label_values["rack"]}
+
+    assert by_rack() == {"r0": 1, "r1": 0}
+    cache.add_pod(make_pod("b").node("n1").labels(app="x").obj())
+    cache.add_pod(make_pod("c").node("n2").labels(app="x").obj())
+    cache.remove_pod(make_pod("a").node("n0").labels(app="x").obj())
+    assert by_rack() == {"r0": 1, "r1": 1}
+    cache.update_node(make_node("n1").label(HOST, "n1").label("rack", "r7").obj())
+    assert snap is cache.snapshot()
+    sums = snap.sums_by_label("x", count, "rack")
+    assert sums is not None
+    assert {v: int(sums[snap.label_code("rack", v)]) for v in ("r0", "r1", "r7")} == {"r0": 1, "r1": 0, "r7": 1}
+    assert snap.codes_present("rack") == sorted(snap.label_code("rack", v) for v in ("r0", "r1", "r7"))
+    assert snap.sums_by_label("x", count, "no-such-label") is None
+    assert snap.rows_with_label("rack").tolist() == [True] * 4
+
+
 def test_per_row_keeps_a_bounded_number_of_memos() -> None:
     snap = cache_with(_nodes()).snapshot()  # type: ignore[arg-type]
     for i in range(MAX_ROW_MEMOS + 50):
@@ -108,7 +136,8 @@ def test_keys_per_row_follows_adds_and_removes() -> None:
 # --- a long-lived snapshot against a fresh one --------------------------------------------------------
 
 APPS = ["a", "b"]
-op_st = st.tuples(st.booleans(), st.integers(0, 5), st.sampled_from(APPS), st.integers(0, 3))
+op_st = st.tuples(st.sampled_from(["add", "remove", "relabel"]), st.integers(0, 5), st.sampled_from(APPS),
+                  st.integers(0, 3))
 incoming_st = st.tuples(st.sampled_from(APPS), st.sampled_from([ZONE, HOST]), st.booleans(), st.booleans(),
                         st.booleans(), st.booleans())
 
@@ -160,16 +189,22 @@ def _states(snap: object, pod: Pod) -> tuple[object, ...]:
 
 @settings(max_examples=80, deadline=None)
 @given(ops=st.lists(op_st, min_size=1, max_size=25), incoming=st.lists(incoming_st, min_size=1, max_size=4))
-def test_a_long_lived_snapshot_answers_as_a_fresh_one(ops: list[tuple[bool, int, str, int]],
+def test_a_long_lived_snapshot_answers_as_a_fresh_one(ops: list[tuple[str, int, str, int]],
                                                       incoming: list[tuple[str, str, bool, bool, bool, bool]]) -> None:
     cache = cache_with(_nodes())  # type: ignore[arg-type]
     live = cache.snapshot()
     pods: dict[int, Pod] = {}
     profile = default_profile()
-    for i, (remove, node, app, kind) in enumerate(ops):
-        if remove and pods:
+    for i, (op, node, app, kind) in enumerate(ops):
+        if op == "remove" and pods:
             victim = sorted(pods)[i % len(pods)]
             cache.remove_pod(pods.pop(victim))
+        elif op == "relabel" and pods:
+            # An update of a bound pod (its labels): the cache replaces it on its node.
+            j = sorted(pods)[i % len(pods)]
+            old = pods[j]
+            pods[j] = _existing(j, int(old.spec.node_name[1:]), app, kind)
+            cache.update_pod(pods[j])
         else:
             pods[i] = _existing(i, node, app, kind)
             cache.add_pod(pods[i])

@@ -205,8 +205,10 @@ class Cache:
         if ni is None:
             self._orphans.setdefault(node_name, {})[pod.uid] = pod
             return
+        # The snapshot's memos move by this pod's share, unless the node held another copy of it.
+        replaced = pod.uid in ni.pods
         ni.add_pod(pod)
-        self._refresh(node_name)
+        self._refresh(node_name, None if replaced else pod, 1)
 
     def _unplace(self, pod: PodInfo, node_name: str) -> None:
         ni = self._nodes.get(node_name)
@@ -217,13 +219,14 @@ class Cache:
                 if not orphans:
                     del self._orphans[node_name]
             return
+        same = ni.pods.get(pod.uid) is pod
         ni.remove_pod(pod)
-        self._refresh(node_name)
+        self._refresh(node_name, pod if same else None, -1)
 
-    def _refresh(self, node_name: str) -> None:
+    def _refresh(self, node_name: str, pod: PodInfo | None = None, sign: int = 0) -> None:
         snap = self._snapshot
         if snap is not None:
-            snap.refresh_pods(snap.index[node_name])
+            snap.refresh_pods(snap.index[node_name], pod, sign)
 
     # --- reads ----------------------------------------------------------------------------------
 

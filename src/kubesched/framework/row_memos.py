@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.framework.types import NodeInfo
+from kubesched.framework.types import NodeInfo, PodInfo
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -68,17 +69,21 @@ class RowMemos:
         # The rows whose pods changed, in order, since epoch _log_base (most cycles see one or two);
         # cut when it grows past a few times n.
         self._log: list[int] = []
+        # Per log entry: the pod added (1) or removed (-1), when that was the row's only change.
+        self._log_pods: list[tuple[PodInfo, int] | None] = []
         self._log_base = 0
         self._row_memos: OrderedDict[Hashable, _RowMemo] = OrderedDict()
         self._row_keys: dict[Hashable, _RowKeys] = {}
 
-    def pods_changed(self, i: int) -> None:
+    def pods_changed(self, i: int, pod: PodInfo | None = None, sign: int = 0) -> None:
         self.pods_version[i] += 1
         log = self._log
         log.append(i)
+        self._log_pods.append((pod, sign) if pod is not None and sign else None)
         if len(log) > 4 * self.n + 64:
             self._log_base += len(log)
             log.clear()
+            self._log_pods.clear()
 
     def _epoch(self) -> int:
         return self._log_base + len(self._log)
@@ -90,7 +95,8 @@ class RowMemos:
         rows: list[int] = np.flatnonzero(versions != self.pods_version).tolist()
         return rows
 
-    def _memo(self, key: Hashable, count: Callable[[NodeInfo], int]) -> _RowMemo:
+    def _memo(self, key: Hashable, count: Callable[[NodeInfo], int],
+              count_pod: Callable[[PodInfo], int] | None = None) -> _RowMemo:
         memo = self._row_memos.get(key)
         epoch = self._epoch()
         if memo is None:
@@ -101,30 +107,38 @@ class RowMemos:
             return memo
         self._row_memos.move_to_end(key)
         if memo.epoch != epoch:
-            values, versions, node_infos = memo.values, memo.versions, self.node_infos
-            sums = list(memo.label_sums.values())
-            for i in self._changed_since(memo.epoch, versions):
-                new = count(node_infos[i])
-                delta = new - int(values[i])
-                if delta:
-                    values[i] = new
-                    for ls in sums:
-                        code = ls.codes[i]
-                        if code >= 0:
-                            ls.sums[code] += delta
-                versions[i] = self.pods_version[i]
+            start = memo.epoch - self._log_base
+            changes = self._log_pods[start:] if start >= 0 and count_pod is not None else [None]
+            if count_pod is not None and None not in changes:
+                for i, change in zip(self._log[start:], changes, strict=True):
+                    pod, sign = cast(tuple[PodInfo, int], change)
+                    self._move(memo, i, sign * count_pod(pod))
+            else:
+                node_infos = self.node_infos
+                for i in self._changed_since(memo.epoch, memo.versions):
+                    self._move(memo, i, count(node_infos[i]) - int(memo.values[i]))
             memo.epoch = epoch
         return memo
 
-    def per_row(self, key: Hashable, count: Callable[[NodeInfo], int]) -> I64:
-        return self._memo(key, count).values
+    def _move(self, memo: _RowMemo, i: int, delta: int) -> None:
+        if delta:
+            memo.values[i] += delta
+            for ls in memo.label_sums.values():
+                code = ls.codes[i]
+                if code >= 0:
+                    ls.sums[code] += delta
+        memo.versions[i] = self.pods_version[i]
+
+    def per_row(self, key: Hashable, count: Callable[[NodeInfo], int],
+                count_pod: Callable[[PodInfo], int] | None = None) -> I64:
+        return self._memo(key, count, count_pod).values
 
     def sums_by_label(self, key: Hashable, count: Callable[[NodeInfo], int], label: str, codes: I32,
-                      size: int, labels_version: int) -> I64:
+                      size: int, labels_version: int, count_pod: Callable[[PodInfo], int] | None = None) -> I64:
         """Per code of label (codes: each row's code, -1 without the label; size: the codes in use):
         the sum of per_row(key, count) over the rows with that code. Node labels changing
         (labels_version) makes it sum again."""
-        memo = self._memo(key, count)
+        memo = self._memo(key, count, count_pod)
         found = memo.label_sums.get(label)
         if found is None or found.labels_version != labels_version or found.codes is not codes:
             sums = np.bincount(codes + 1, weights=memo.values, minlength=size + 1)[1:].astype(np.int64)

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.row_memos import RowMemos
-from kubesched.framework.types import NodeInfo
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Taint
 from kubesched.model.quantity import saturate_int64 as _i64
 
@@ -115,8 +115,9 @@ class Snapshot:
 
     # --- updates (the cache calls these) --------------------------------------------------------
 
-    def refresh_pods(self, i: int) -> None:
-        """Copy node i's pod sums into the columns after a pod was added to or removed from it."""
+    def refresh_pods(self, i: int, pod: PodInfo | None = None, sign: int = 0) -> None:
+        """Copy node i's pod sums into the columns after a pod was added to or removed from it:
+        `pod` added (sign 1) or removed (-1) when that is the only change, else None."""
         # The node's sums are exact ints and may pass int64 (one pod can ask for 10P cpu): saturated,
         # a full node still reads as full, and the assignment cannot raise.
         ni = self.node_infos[i]
@@ -132,7 +133,7 @@ class Snapshot:
         self.has_ports[i] = len(ni.used_ports) > 0
         _mark(self.with_affinity, i, bool(ni.pods_with_affinity))
         _mark(self.with_required_anti_affinity, i, bool(ni.pods_with_required_anti_affinity))
-        self.memos.pods_changed(i)
+        self.memos.pods_changed(i, pod, sign)
         if ni.pvc_refs or i in self._row_pvcs:
             self._refresh_pvcs(i, ni.pvc_refs)
 
@@ -211,21 +212,25 @@ class Snapshot:
 
     # --- reads ----------------------------------------------------------------------------------
 
-    def per_row(self, key: Hashable, count: Callable[[NodeInfo], int]) -> I64:
+    def per_row(self, key: Hashable, count: Callable[[NodeInfo], int],
+                count_pod: Callable[[PodInfo], int] | None = None) -> I64:
         """count(node) for every row, remembered under key and recomputed only for the rows whose
         pods changed since: a pod's spread or affinity counts cost O(changed nodes) a cycle, not a
         walk over every pod of the cluster. `count` must be a function of the node's pods alone,
-        the same for the same key. The array is shared: read it, never write it."""
-        return self.memos.per_row(key, count)
+        the same for the same key; with count_pod, count(node) must be the sum of count_pod over
+        its pods, and a pod added or removed moves the row by its count_pod instead of a recount.
+        The array is shared: read it, never write it."""
+        return self.memos.per_row(key, count, count_pod)
 
-    def sums_by_label(self, key: Hashable, count: Callable[[NodeInfo], int], label: str) -> I64 | None:
+    def sums_by_label(self, key: Hashable, count: Callable[[NodeInfo], int], label: str,
+                      count_pod: Callable[[PodInfo], int] | None = None) -> I64 | None:
         """Per code of label, the sum of per_row(key, count) over the rows with that value; None when
         no node has the label. Kept like per_row, moved by the changed rows' deltas. Shared: read it."""
         codes = self.label_codes.get(label)
         if codes is None:
             return None
         return self.memos.sums_by_label(key, count, label, codes, len(self.label_values[label]),
-                                        self.labels_version)
+                                        self.labels_version, count_pod)
 
     def keys_per_row(self, key: Hashable, keys_of: Callable[[NodeInfo], tuple[Hashable, ...]]) -> dict[Hashable, int]:
         """The distinct keys_of(node) over every row, each with the number of rows that have it,

@@ -14,7 +14,7 @@ import numpy as np
 
 from kubesched.framework.interface import Bools
 from kubesched.framework.snapshot import I64, Snapshot
-from kubesched.framework.types import NodeInfo
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
 from kubesched.plugins.inter_pod_affinity.terms import IncomingTerm
 
@@ -98,7 +98,7 @@ class Matching:
     """The pods the incoming pod's terms accept, per snapshot row, memoised per node when the
     terms allow it; summed per value of a topology key on demand."""
 
-    __slots__ = ("_count", "_key", "_per_node", "_snapshot")
+    __slots__ = ("_count", "_count_pod", "_key", "_per_node", "_snapshot")
 
     def __init__(self, snapshot: Snapshot, tag: str, terms: tuple[IncomingTerm, ...],
                  matches: Callable[[Pod], bool]) -> None:
@@ -107,8 +107,12 @@ class Matching:
         def count(ni: NodeInfo) -> int:
             return sum(1 for pi in ni.pods.values() if matches(pi.pod)) if ni.pods else 0
 
+        def count_pod(pi: PodInfo) -> int:
+            return 1 if matches(pi.pod) else 0
+
         self._snapshot = snapshot
         self._count = count
+        self._count_pod = count_pod
         self._key: Hashable | None = None if any(k is None for k in keys) else ("InterPodAffinity", tag, tuple(keys))
         self._per_node: I64 | None = None
 
@@ -116,7 +120,7 @@ class Matching:
         """Per code of label: the matching pods on the nodes with that value (None: no node has it)."""
         snapshot = self._snapshot
         if self._key is not None:
-            return snapshot.sums_by_label(self._key, self._count, label)
+            return snapshot.sums_by_label(self._key, self._count, label, self._count_pod)
         column = snapshot.label_codes.get(label)
         if column is None:
             return None

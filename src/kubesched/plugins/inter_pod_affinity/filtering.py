@@ -126,11 +126,14 @@ def existing_anti_affinity_terms(terms: TermCache, ni: NodeInfo) -> tuple[Affini
     return tuple(found)
 
 
-def _pods_with_term(terms: TermCache, term: AffinityTerm) -> Callable[[NodeInfo], int]:
+def _pods_with_term(terms: TermCache, term: AffinityTerm) -> tuple[Callable[[NodeInfo], int], Callable[[PodInfo], int]]:
+    """Per node, and per pod: how often the term is among the pods' required anti-affinity terms."""
+    def count_pod(other: PodInfo) -> int:
+        return sum(1 for t in terms.of(other.pod).required_anti_affinity if t == term)
+
     def count(ni: NodeInfo) -> int:
-        return sum(1 for other in ni.pods_with_required_anti_affinity.values()
-                   for t in terms.of(other.pod).required_anti_affinity if t == term)
-    return count
+        return sum(count_pod(other) for other in ni.pods_with_required_anti_affinity.values())
+    return count, count_pod
 
 
 def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
@@ -152,8 +155,9 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
             lambda ni: existing_anti_affinity_terms(terms, ni))
         for term in distinct:
             if isinstance(term, AffinityTerm) and term.matches(incoming, ns_labels):
+                count, count_pod = _pods_with_term(terms, term)
                 sums = snapshot.sums_by_label(("InterPodAffinity", "existing-anti-affinity", term),
-                                              _pods_with_term(terms, term), term.topology_key)
+                                              count, term.topology_key, count_pod)
                 s._existing.add_sums(term.topology_key, sums)
 
     if affinity:
@@ -231,7 +235,7 @@ def _in_values(snapshot: Snapshot, rows: Rows, key: str, lut: Bools) -> tuple[Bo
 
 
 def filter_mask(s: PreFilterState, snapshot: Snapshot, rows: Rows) -> Bools | None:
-    ok = np.ones(len(rows), dtype=np.bool_)
+    ok: Bools | None = None
     if s.affinity_terms:
         all_keys = np.ones(len(rows), dtype=np.bool_)
         all_exist = np.ones(len(rows), dtype=np.bool_)
@@ -239,18 +243,27 @@ def filter_mask(s: PreFilterState, snapshot: Snapshot, rows: Rows) -> Bools | No
             has, hit = _in_values(snapshot, rows, t.topology_key, s._affinity.positive(snapshot, t.topology_key))
             all_keys &= has
             all_exist &= hit
-        if not s._affinity and s.self_match:
-            ok &= all_keys
-        else:
-            ok &= all_keys & all_exist
+        ok = all_keys if not s._affinity and s.self_match else all_keys & all_exist
+    # The anti-affinity terms and the existing pods' terms reject a node alike: one table of the
+    # values they forbid per topology key, one lookup per key.
+    forbidden: dict[str, Bools] = {}
     if s._anti_affinity:
         for t in s.anti_affinity_terms:
-            _, hit = _in_values(snapshot, rows, t.topology_key, s._anti_affinity.positive(snapshot, t.topology_key))
-            ok &= ~hit
+            _forbid(forbidden, t.topology_key, s._anti_affinity.positive(snapshot, t.topology_key))
     if s._existing:
         columns = s._existing.columns()
         keys = list(columns) if columns is not None else sorted({k for k, _ in s.existing_anti_affinity_counts})
         for key in keys:
-            _, hit = _in_values(snapshot, rows, key, s._existing.positive(snapshot, key))
-            ok &= ~hit
-    return None if ok.all() else ok
+            _forbid(forbidden, key, s._existing.positive(snapshot, key))
+    for key, lut in forbidden.items():
+        column = snapshot.label_codes.get(key)
+        if column is None:
+            continue
+        allowed = ~lut[snapshot.take(column, rows)]
+        ok = allowed if ok is None else np.logical_and(ok, allowed, out=ok)
+    return None if ok is None or ok.all() else ok
+
+
+def _forbid(forbidden: dict[str, Bools], key: str, lut: Bools) -> None:
+    found = forbidden.get(key)
+    forbidden[key] = lut if found is None else found | lut

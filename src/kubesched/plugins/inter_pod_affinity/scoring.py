@@ -83,11 +83,14 @@ def existing_scoring_terms(terms: TermCache, ni: NodeInfo) -> tuple[ScoringTerm,
     return tuple(found)
 
 
-def _occurrences(terms: TermCache, wanted: ScoringTerm) -> Callable[[NodeInfo], int]:
+def _occurrences(terms: TermCache, wanted: ScoringTerm) -> tuple[Callable[[NodeInfo], int], Callable[[PodInfo], int]]:
+    """Per node, and per pod: how often the pods hold the scoring term."""
+    def count_pod(other: PodInfo) -> int:
+        return existing_scoring_terms_of(terms, other.pod).count(wanted)
+
     def count(ni: NodeInfo) -> int:
-        return sum(existing_scoring_terms_of(terms, other.pod).count(wanted)
-                   for other in ni.pods_with_affinity.values())
-    return count
+        return sum(count_pod(other) for other in ni.pods_with_affinity.values())
+    return count, count_pod
 
 
 def existing_scoring_terms_of(terms: TermCache, pod: Pod) -> list[ScoringTerm]:
@@ -128,8 +131,9 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
                     continue
                 weight = hard_pod_affinity_weight
             if term.matches(incoming, ns_labels):
+                count, count_pod = _occurrences(terms, cast(ScoringTerm, found))
                 sums = snapshot.sums_by_label(("InterPodAffinity", "existing-scoring", found),
-                                              _occurrences(terms, cast(ScoringTerm, found)), term.topology_key)
+                                              count, term.topology_key, count_pod)
                 touched |= counts.add_sums(term.topology_key, sums, weight)
     if not touched:
         return None, SKIP

@@ -153,19 +153,19 @@ def node_has_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) 
     return all(c.topology_key in labels for c in constraints)
 
 
+def pod_matches(pi: PodInfo, selector: sel.Selector, namespace: str) -> bool:
+    """What countPodsMatchSelector counts: a pod of the namespace, not terminating, that the
+    selector matches; the select-everything selector counts none."""
+    meta = pi.pod.metadata
+    return (not selector.empty() and meta.deletion_timestamp is None and meta.namespace == namespace
+            and selector.matches(meta.labels))
+
+
 def count_matching(node: NodeInfo, selector: sel.Selector, namespace: str) -> int:
-    """countPodsMatchSelector: pods of the namespace, not terminating, that the selector matches;
-    the select-everything selector counts none."""
+    """countPodsMatchSelector over the node's pods."""
     if selector.empty():
         return 0
-    n = 0
-    for pi in node.pods.values():
-        meta = pi.pod.metadata
-        if meta.deletion_timestamp is not None or meta.namespace != namespace:
-            continue
-        if selector.matches(meta.labels):
-            n += 1
-    return n
+    return sum(1 for pi in node.pods.values() if pod_matches(pi, selector, namespace))
 
 
 class InclusionMasks:
@@ -216,20 +216,24 @@ def nodes_with_keys(snapshot: Snapshot, constraints: Sequence[Constraint]) -> Bo
     return has_keys
 
 
-def _counter(selector: sel.Selector, namespace: str) -> Callable[[NodeInfo], int]:
+def _counters(selector: sel.Selector, namespace: str) -> tuple[Callable[[NodeInfo], int], Callable[[PodInfo], int]]:
     def count(node: NodeInfo) -> int:
         return count_matching(node, selector, namespace) if node.pods else 0
-    return count
+
+    def count_pod(pi: PodInfo) -> int:
+        return 1 if pod_matches(pi, selector, namespace) else 0
+    return count, count_pod
 
 
 def matching_per_node(snapshot: Snapshot, selector: sel.Selector, namespace: str) -> I64:
     """count_matching for every snapshot row, kept by the snapshot between cycles."""
-    return snapshot.per_row(("PodTopologySpread", namespace, selector), _counter(selector, namespace))
+    return snapshot.per_row(("PodTopologySpread", namespace, selector), *_counters(selector, namespace))
 
 
 def matching_sums(snapshot: Snapshot, selector: sel.Selector, namespace: str, key: str) -> I64 | None:
     """matching_per_node summed per code of label key (None: no node has it), kept likewise."""
-    return snapshot.sums_by_label(("PodTopologySpread", namespace, selector), _counter(selector, namespace), key)
+    count, count_pod = _counters(selector, namespace)
+    return snapshot.sums_by_label(("PodTopologySpread", namespace, selector), count, key, count_pod)
 
 
 def labels_match_any(constraints: Sequence[Constraint], labels: Mapping[str, str]) -> bool:
