@@ -24,13 +24,15 @@ Pair = tuple[str, str]
 class PairCounts:
     """(key, value) -> count, as columns by label code until `as_dict` is asked for."""
 
-    __slots__ = ("_by_key", "_dict", "_snapshot")
+    __slots__ = ("_by_key", "_dict", "_mixed", "_snapshot")
 
     def __init__(self, snapshot: Snapshot | None = None, pairs: dict[Pair, int] | None = None) -> None:
         """Columns over snapshot's label codes, or (no snapshot) the given pairs as a dict."""
         self._snapshot = snapshot
         self._by_key: dict[str, I64] = {}
         self._dict: dict[Pair, int] | None = None if snapshot is not None else dict(pairs or {})
+        # Counts are never negative: with positive weights only, a column held is non-zero.
+        self._mixed = False
 
     def add_sums(self, key: str, sums: I64 | None, weight: int = 1) -> bool:
         """Add weight * sums[code] at each value of key (sums by label code, as
@@ -42,6 +44,8 @@ class PairCounts:
         if sums is None or not sums.any():
             return False
         weighted = sums * weight
+        if weight < 0:
+            self._mixed = True
         found = self._by_key.get(key)
         self._by_key[key] = weighted if found is None else found + weighted
         return True
@@ -66,6 +70,8 @@ class PairCounts:
     def __bool__(self) -> bool:
         if self._dict is not None:
             return bool(self._dict)
+        if not self._mixed:
+            return bool(self._by_key)
         return any(bool(sums.any()) for sums in self._by_key.values())
 
     def positive(self, snapshot: Snapshot, key: str) -> Bools:

@@ -186,15 +186,13 @@ def filter_node(s: PreFilterState, pod: PodInfo, node: NodeInfo) -> Status | Non
 
 
 def filter_mask(s: PreFilterState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
-    ok = np.ones(len(rows), dtype=np.bool_)
+    ok: Bools | None = None
     pod_labels = pod.pod.metadata.labels
     for i, c in enumerate(s.constraints):
         key = c.topology_key
         col = snapshot.label_codes.get(key)
         if col is None:
             return np.zeros(len(rows), dtype=np.bool_)
-        codes = snapshot.take(col, rows)
-        # The last entry answers code -1 (no label), which fails anyway.
         lut = s.luts[i] if s.luts is not None else None
         if lut is None:
             lut = np.zeros(len(snapshot.label_values[key]) + 1, dtype=np.int64)
@@ -203,9 +201,13 @@ def filter_mask(s: PreFilterState, pod: PodInfo, snapshot: Snapshot, rows: Rows)
                 if code >= 0:
                     lut[code] = num
         allowed = c.max_skew + s.min_match_num(i, c.min_domains) - (1 if c.selector.matches(pod_labels) else 0)
-        np.logical_and(ok, codes >= 0, out=ok)
-        np.logical_and(ok, lut[codes] <= allowed, out=ok)
-    return None if ok.all() else ok
+        # By label code: whether a node with that value passes; the last entry answers code -1
+        # (the node lacks the key), which never does.
+        passes = lut <= allowed
+        passes[-1] = False
+        m = passes[snapshot.take(col, rows)]
+        ok = m if ok is None else np.logical_and(ok, m, out=ok)
+    return None if ok is None or ok.all() else ok
 
 
 def update_with_pod(s: PreFilterState, updated: Pod, preemptor: PodInfo, node: NodeInfo | None,
