@@ -66,8 +66,8 @@ def test_memos_older_than_the_change_log_fall_back_to_the_version_compare() -> N
     def count(ni: NodeInfo) -> int:
         return len(ni.pods)
 
-    def keys(ni: NodeInfo) -> tuple[str, ...]:
-        return tuple(sorted({p.pod.metadata.labels.get("app", "") for p in ni.pods.values()}))
+    def keys(pi: PodInfo) -> tuple[str, ...]:
+        return (pi.pod.metadata.labels.get("app", ""),)
 
     assert snap.per_row("old", count).tolist() == [0, 0]
     assert snap.keys_per_row("old-keys", keys) == {}
@@ -121,16 +121,21 @@ def test_keys_per_row_follows_adds_and_removes() -> None:
     cache = cache_with(_nodes())  # type: ignore[arg-type]
     snap = cache.snapshot()
 
-    def apps(ni: NodeInfo) -> tuple[str, ...]:
-        return tuple(sorted({p.pod.metadata.labels.get("app", "") for p in ni.pods.values()}))
+    def apps(pi: PodInfo) -> tuple[str, ...]:
+        return (pi.pod.metadata.labels.get("app", ""),)
 
     assert snap.keys_per_row("apps", apps) == {}
     cache.add_pod(make_pod("a").node("n0").labels(app="x").obj())
     cache.add_pod(make_pod("b").node("n2").labels(app="x").obj())
     cache.add_pod(make_pod("c").node("n2").labels(app="y").obj())
+    cache.add_pod(make_pod("d").node("n2").labels(app="y").obj())
     assert snap.keys_per_row("apps", apps) == {"x": 2, "y": 1}
     cache.remove_pod(make_pod("c").node("n2").obj())
+    assert snap.keys_per_row("apps", apps) == {"x": 2, "y": 1}  # d still holds y on n2
+    cache.remove_pod(make_pod("d").node("n2").obj())
     assert snap.keys_per_row("apps", apps) == {"x": 2}
+    cache.update_pod(make_pod("b").node("n2").labels(app="z").obj())
+    assert snap.keys_per_row("apps", apps) == {"x": 1, "z": 1}
 
 
 # --- a long-lived snapshot against a fresh one --------------------------------------------------------

@@ -10,7 +10,7 @@ and the per-topology-value sums built on it are moved by the same deltas instead
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import cast
 
 import numpy as np
@@ -45,15 +45,15 @@ class _RowMemo:
 
 
 class _RowKeys:
-    __slots__ = ("counts", "epoch", "keys", "versions")
+    __slots__ = ("counts", "epoch", "rows", "versions")
 
-    def __init__(self, keys: list[tuple[Hashable, ...]], versions: I64, epoch: int) -> None:
-        self.keys = keys
+    def __init__(self, rows: list[dict[Hashable, int]], versions: I64, epoch: int) -> None:
+        self.rows = rows  # per row: key -> how many of its pods hold it
         self.versions = versions
         self.epoch = epoch
-        self.counts: dict[Hashable, int] = {}
-        for row_keys in keys:
-            for k in row_keys:
+        self.counts: dict[Hashable, int] = {}  # key -> rows holding it
+        for row in rows:
+            for k in row:
                 self.counts[k] = self.counts.get(k, 0) + 1
 
 
@@ -145,25 +145,56 @@ class RowMemos:
             found = memo.label_sums[label] = _LabelSums(sums, codes, labels_version)
         return found.sums
 
-    def keys_per_row(self, key: Hashable, keys_of: Callable[[NodeInfo], tuple[Hashable, ...]]) -> dict[Hashable, int]:
+    def keys_per_row(self, key: Hashable, keys_of_pod: Callable[[PodInfo], Iterable[Hashable]],
+                     pods_of: Callable[[NodeInfo], Iterable[PodInfo]]) -> dict[Hashable, int]:
         memo = self._row_keys.get(key)
         epoch = self._epoch()
+
+        def row_of(ni: NodeInfo) -> dict[Hashable, int]:
+            row: dict[Hashable, int] = {}
+            for pi in pods_of(ni):
+                for k in keys_of_pod(pi):
+                    row[k] = row.get(k, 0) + 1
+            return row
+
         if memo is None:
-            memo = self._row_keys[key] = _RowKeys([keys_of(ni) for ni in self.node_infos],
+            memo = self._row_keys[key] = _RowKeys([row_of(ni) for ni in self.node_infos],
                                                   self.pods_version.copy(), epoch)
             return memo.counts
         if memo.epoch != epoch:
-            counts, versions, node_infos = memo.counts, memo.versions, self.node_infos
-            for i in self._changed_since(memo.epoch, versions):
-                for k in memo.keys[i]:
-                    left = counts[k] - 1
-                    if left:
-                        counts[k] = left
-                    else:
-                        del counts[k]
-                new = memo.keys[i] = keys_of(node_infos[i])
-                for k in new:
-                    counts[k] = counts.get(k, 0) + 1
-                versions[i] = self.pods_version[i]
+            start = memo.epoch - self._log_base
+            changes = self._log_pods[start:] if start >= 0 else [None]
+            if None not in changes:
+                for i, change in zip(self._log[start:], changes, strict=True):
+                    pod, sign = cast(tuple[PodInfo, int], change)
+                    for k in keys_of_pod(pod):
+                        _count_key(memo, i, k, sign)
+                    memo.versions[i] = self.pods_version[i]
+            else:
+                for i in self._changed_since(memo.epoch, memo.versions):
+                    for k, n in list(memo.rows[i].items()):
+                        _count_key(memo, i, k, -n)
+                    for k, n in row_of(self.node_infos[i]).items():
+                        _count_key(memo, i, k, n)
+                    memo.versions[i] = self.pods_version[i]
             memo.epoch = epoch
         return memo.counts
+
+
+def _count_key(memo: _RowKeys, i: int, k: Hashable, n: int) -> None:
+    """n more (or fewer) pods of row i hold k; the rows holding k follow."""
+    row = memo.rows[i]
+    before = row.get(k, 0)
+    after = before + n
+    if after > 0:
+        row[k] = after
+    else:
+        row.pop(k, None)
+    if before <= 0 < after:
+        memo.counts[k] = memo.counts.get(k, 0) + 1
+    elif after <= 0 < before:
+        left = memo.counts[k] - 1
+        if left:
+            memo.counts[k] = left
+        else:
+            del memo.counts[k]

@@ -12,7 +12,7 @@ kube-scheduler copies at the start of each cycle is, here, just this view.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -232,11 +232,14 @@ class Snapshot:
         return self.memos.sums_by_label(key, count, label, codes, len(self.label_values[label]),
                                         self.labels_version, count_pod)
 
-    def keys_per_row(self, key: Hashable, keys_of: Callable[[NodeInfo], tuple[Hashable, ...]]) -> dict[Hashable, int]:
-        """The distinct keys_of(node) over every row, each with the number of rows that have it,
-        kept under key like per_row: the distinct affinity terms of a cluster's pods, say, at the
-        cost of the rows that changed. keys_of returns distinct keys. Read the dict, never write it."""
-        return self.memos.keys_per_row(key, keys_of)
+    def keys_per_row(self, key: Hashable, keys_of_pod: Callable[[PodInfo], Iterable[Hashable]],
+                     pods_of: Callable[[NodeInfo], Iterable[PodInfo]] = lambda ni: ni.pods.values(),
+                     ) -> dict[Hashable, int]:
+        """The distinct keys_of_pod over the pods of every row (pods_of: those of a node's pods that
+        can have any), each with the number of rows holding it, kept under key like per_row and
+        moved by each added or removed pod: the distinct affinity terms of a cluster's pods, say.
+        Read the dict, never write it."""
+        return self.memos.keys_per_row(key, keys_of_pod, pods_of)
 
     def rows_with_label(self, label: str) -> Bools:
         """Whether each row's node has the label; shared until a node's labels change: read it."""

@@ -9,7 +9,7 @@ O(terms + labels), or a whole column of nodes with one lookup table per topology
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -115,15 +115,14 @@ class PreFilterState:
                 _update(self.anti_affinity_counts, labels, it.topology_key, multiplier)
 
 
-def existing_anti_affinity_terms(terms: TermCache, ni: NodeInfo) -> tuple[AffinityTerm, ...]:
-    """The distinct required anti-affinity terms of the node's pods."""
-    if not ni.pods_with_required_anti_affinity:
-        return ()
-    found: dict[AffinityTerm, None] = {}
-    for other in ni.pods_with_required_anti_affinity.values():
-        for t in terms.of(other.pod).required_anti_affinity:
-            found[t] = None
-    return tuple(found)
+def _required_anti_affinity_terms(terms: TermCache) -> Callable[[PodInfo], tuple[AffinityTerm, ...]]:
+    def of(pi: PodInfo) -> tuple[AffinityTerm, ...]:
+        return terms.of(pi.pod).required_anti_affinity
+    return of
+
+
+def _pods_with_required_anti_affinity(ni: NodeInfo) -> Iterable[PodInfo]:
+    return ni.pods_with_required_anti_affinity.values()
 
 
 def _pods_with_term(terms: TermCache, term: AffinityTerm) -> tuple[Callable[[NodeInfo], int], Callable[[PodInfo], int]]:
@@ -150,9 +149,8 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
     # Existing pods' required anti-affinity: each distinct term of the cluster matched once against
     # the incoming pod, and counted per node by the snapshot's memo.
     if snapshot.with_required_anti_affinity:
-        distinct = snapshot.keys_per_row(
-            ("InterPodAffinity", "existing-anti-affinity-terms"),
-            lambda ni: existing_anti_affinity_terms(terms, ni))
+        distinct = snapshot.keys_per_row(("InterPodAffinity", "existing-anti-affinity-terms"),
+                                         _required_anti_affinity_terms(terms), _pods_with_required_anti_affinity)
         for term in distinct:
             if isinstance(term, AffinityTerm) and term.matches(incoming, ns_labels):
                 count, count_pod = _pods_with_term(terms, term)

@@ -67,22 +67,6 @@ def _has_preferred(pod: Pod) -> bool:
 ScoringTerm = tuple[AffinityTerm, str, int]
 
 
-def existing_scoring_terms(terms: TermCache, ni: NodeInfo) -> tuple[ScoringTerm, ...]:
-    """The distinct scoring terms of the node's pods with affinity."""
-    if not ni.pods_with_affinity:
-        return ()
-    found: dict[ScoringTerm, None] = {}
-    for other in ni.pods_with_affinity.values():
-        theirs = terms.of(other.pod)
-        for t in theirs.required_affinity:
-            found[(t, "required", 0)] = None
-        for w in theirs.preferred_affinity:
-            found[(w.term, "preferred", w.weight)] = None
-        for w in theirs.preferred_anti_affinity:
-            found[(w.term, "preferred", -w.weight)] = None
-    return tuple(found)
-
-
 def _occurrences(terms: TermCache, wanted: ScoringTerm) -> tuple[Callable[[NodeInfo], int], Callable[[PodInfo], int]]:
     """Per node, and per pod: how often the pods hold the scoring term."""
     def count_pod(other: PodInfo) -> int:
@@ -123,7 +107,8 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
     # Existing pods' terms against the incoming pod: each distinct term matched once.
     if snapshot.with_affinity:
         distinct = snapshot.keys_per_row(("InterPodAffinity", "existing-scoring-terms"),
-                                         lambda ni: existing_scoring_terms(terms, ni))
+                                         lambda pi: existing_scoring_terms_of(terms, pi.pod),
+                                         lambda ni: ni.pods_with_affinity.values())
         for found in distinct:
             term, kind, weight = cast(ScoringTerm, found)
             if kind == "required":
