@@ -444,12 +444,14 @@ def _prefiltered(pl: VolumeBinding, pod: Pod) -> CycleState:
 
 def test_events_to_register_are_kube_schedulers() -> None:
     add_update = ActionType.ADD | ActionType.UPDATE
-    assert [(e.resource, e.action_type) for e in plugin(storage([])).events_to_register()] == [
-        (EventResource.STORAGE_CLASS, add_update), (EventResource.PERSISTENT_VOLUME_CLAIM, add_update),
-        (EventResource.PERSISTENT_VOLUME, add_update),
-        (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-        (EventResource.CSI_NODE, add_update), (EventResource.CSI_DRIVER, ActionType.UPDATE),
-        (EventResource.CSI_STORAGE_CAPACITY, add_update)]
+    # (resource, actions, has a queueing hint), as kube-scheduler registers them
+    assert [(e.event.resource, e.event.action_type, e.hint is not None)
+            for e in plugin(storage([])).events_to_register()] == [
+        (EventResource.STORAGE_CLASS, add_update, True), (EventResource.PERSISTENT_VOLUME_CLAIM, add_update, True),
+        (EventResource.PERSISTENT_VOLUME, add_update, False),
+        (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL, False),
+        (EventResource.CSI_NODE, add_update, True), (EventResource.CSI_DRIVER, ActionType.UPDATE, True),
+        (EventResource.CSI_STORAGE_CAPACITY, add_update, True)]
 
 
 # --- args -----------------------------------------------------------------------------------------------------
