@@ -228,6 +228,12 @@ class Metrics:
         self.preemption_victims = Histogram("scheduler_preemption_victims",
                                             "[STABLE] Number of selected preemption victims for preemption initiated "
                                             "by a single pod", buckets=VICTIMS_BUCKETS, registry=r)
+        # VolumeBinding moves it through the framework Handle. Its sibling
+        # scheduler_volume_binder_cache_requests_total is registered by kube-scheduler but never
+        # incremented, so it has no series there either.
+        # Children made on first failure: an operation that never failed has no series, as in Go.
+        self._volume_stage_errors = Counter("scheduler_volume_scheduling_stage_error",
+                                            "[ALPHA] Volume scheduling stage error count", ["operation"], registry=r)
         self.profiles = {p: ProfileMetrics(p, attempts, latency, points) for p in profiles}
         r.register(_gauge("scheduler_pending_pods",
                           "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in "
@@ -252,6 +258,10 @@ class Metrics:
                              "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
                              "backup, 1 indicates master. 'name' is the string used to identify the lease.",
                              ["name"], registry=r)
+
+    def volume_stage_failed(self, operation: str) -> None:
+        """scheduler_volume_scheduling_stage_error_total{operation} += 1 (predicate, assume, bind)."""
+        self._volume_stage_errors.labels(operation).inc()
 
     def incoming(self, queue: str, event: str) -> None:
         """scheduler_queue_incoming_pods_total{queue,event} += 1; the queue calls it on every move."""

@@ -375,6 +375,27 @@ def test_pre_bind_times_out() -> None:
     assert 2 <= cluster.now < 3
 
 
+def test_failed_stages_are_counted_for_the_metric() -> None:
+    """scheduler_volume_scheduling_stage_error_total: "bind" when PreBind fails, "predicate" when
+    FindPodVolumes fails (here: the provisioning claim's class deleted after PreFilter)."""
+    st = storage([unbound_pvc], [pv_node1a])
+    pod = pod_with("unbound-pvc")
+    cluster = FakeCluster(st, pod, delay=10_000)
+    handle = cluster.handle()
+    failed: list[str] = []
+    handle.volume_stage_failed = failed.append
+    pl = plugin(st, handle, bindTimeoutSeconds=1)
+    assert asyncio.run(pl.pre_bind(_cycle(pl, pod), PodInfo(pod), "node1")) is not None
+    assert failed == ["bind"]
+    provisioning = pod_with("provisioned-pvc")
+    st.claims[f"{NS}/provisioned-pvc"] = f.provisioned_pvc
+    state = _prefiltered(pl, provisioning)
+    st.classes.clear()
+    status = pl.filter(state, PodInfo(provisioning), snapshot_with(list(NODES)).node_infos[0])
+    assert status == Status(Code.ERROR, 'failed to find storage class "waitClassWithProvisioner"')
+    assert failed == ["bind", "predicate"]
+
+
 def test_pre_bind_write_failure_rolls_the_cache_back() -> None:
     st = storage([unbound_pvc], [pv_node1a])
     pod = pod_with("unbound-pvc")

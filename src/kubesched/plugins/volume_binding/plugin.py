@@ -75,6 +75,8 @@ class VolumeBinding:
                                           handle.write_claim, handle.sleep, handle.clock)
         self.bind_timeout = bind_timeout
         self.scorer = scorer
+        # Read at each failure: the scheduler gives the handle its metrics after the plugins are built.
+        self.handle = handle
 
     def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
         def on(resource: EventResource, action: ActionType, hint: QueueingHintFn | None = None) -> ClusterEventWithHint:
@@ -123,6 +125,7 @@ class VolumeBinding:
         try:
             volumes, reasons = self.binder.find_pod_volumes(pod.pod, s.claims, node.node)
         except BinderError as e:
+            self.handle.volume_stage_failed("predicate")
             return Status(Code.ERROR, str(e))
         if reasons:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
@@ -212,6 +215,7 @@ class VolumeBinding:
         try:
             s.all_bound = self.binder.assume_pod_volumes(pod.pod, node_name, volumes)
         except BinderError as e:
+            self.handle.volume_stage_failed("assume")
             return Status(Code.ERROR, str(e))
         return None
 
@@ -235,6 +239,7 @@ class VolumeBinding:
         try:
             await self.waiter.bind_pod_volumes(pod.pod, node_name, volumes, self.bind_timeout)
         except BinderError as e:
+            self.handle.volume_stage_failed("bind")
             return Status(Code.ERROR, str(e))
         return None
 
