@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
+from kubesched.cache import Cache
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.handlers import ClusterEventHandlers
 from kubesched.model.objects import ObjectMeta, Pod, Volume
 from kubesched.model.storage import (
     ANN_MIGRATED_PLUGINS,
@@ -32,13 +34,14 @@ from kubesched.model.volume_sources import (
 )
 from kubesched.plugins.node_volume_limits import hints as limits
 from kubesched.plugins.volume_binding import hints as binding
+from kubesched.plugins.volume_restrictions import VolumeRestrictions
 from kubesched.plugins.volume_restrictions.plugin import after_assigned_pod_deleted, after_claim_added
 from kubesched.plugins.volume_zone import VolumeZone
 from kubesched.plugins.volume_zone import plugin as zone
 from kubesched.queue import SchedulingQueue
 from kubesched.queue.clock import FakeClock
 from kubesched.queue.queued_pod import QueuedPodInfo
-from tests.builders import make_csi_driver, make_pod, make_pv, make_pvc, make_volume_attachment
+from tests.builders import make_csi_driver, make_node, make_pod, make_pv, make_pvc, make_volume_attachment
 
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
@@ -425,3 +428,27 @@ def test_a_pod_rejected_by_two_plugins_moves_when_either_says_queue() -> None:
     pod = make_pod("a").obj()
     _park(queue, pod, "Skips", "Queues")
     assert queue.move_all_to_active_or_backoff(SC_ADD, objects=(None, object())) == 1
+
+
+def test_an_assigned_pods_deletion_reaches_the_hints_with_the_deleted_pod() -> None:
+    """handlers.pod_deleted reports AssignedPodDelete with the deleted pod as the old object: the pod
+    VolumeRestrictions rejected for a disk stays unless the deleted pod held that disk; the pod a
+    plugin without a hint rejected moves."""
+
+    queue, _ = _queue_with({"VolumeRestrictions": VolumeRestrictions().events_to_register(),
+                            "NodeResourcesFit": (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),)})
+    cache = Cache()
+    cache.add_node(make_node("n1").obj())
+    handlers = ClusterEventHandlers(cache, queue, {"default-scheduler"})
+    disk, cpu = _disk_pod("disk", _GCE_FOO), make_pod("cpu").obj()
+    _park(queue, disk, "VolumeRestrictions")
+    _park(queue, cpu, "NodeResourcesFit")
+    unrelated = make_pod("unrelated").node("n1").obj()
+    cache.add_pod(unrelated)
+    handlers.pod_deleted(unrelated)
+    assert queue.where(disk.metadata.uid) == "unschedulable"
+    assert queue.where(cpu.metadata.uid) != "unschedulable"
+    holder = _with_volumes(make_pod("holder").node("n1").obj(), _GCE_FOO)
+    cache.add_pod(holder)
+    handlers.pod_deleted(holder)
+    assert queue.where(disk.metadata.uid) != "unschedulable"
