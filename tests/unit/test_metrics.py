@@ -158,7 +158,8 @@ def test_histogram_buckets_are_cumulative_with_le_inclusive() -> None:
 def test_volume_stage_errors_are_counted_by_operation_with_no_series_before() -> None:
     sched, _ = make_scheduler(created)
     assert sched.handle.volume_stage_failed == sched.metrics.volume_stage_failed
-    assert "scheduler_volume_scheduling_stage_error_total{" not in sched.metrics.exposition().decode()
+    # No family at all before the first error (a component-base CounterVec without children).
+    assert "scheduler_volume_scheduling_stage_error" not in sched.metrics.exposition().decode()
     sched.handle.volume_stage_failed("bind")
     sched.handle.volume_stage_failed("bind")
     sched.handle.volume_stage_failed("predicate")
@@ -167,3 +168,4 @@ def test_volume_stage_errors_are_counted_by_operation_with_no_series_before() ->
     assert 'scheduler_volume_scheduling_stage_error_total{operation="predicate"} 1.0' in text
     assert 'operation="assume"' not in text
     assert "# HELP scheduler_volume_scheduling_stage_error_total [ALPHA] Volume scheduling stage error count" in text
+    assert "# TYPE scheduler_volume_scheduling_stage_error_total counter" in text
