@@ -4,12 +4,11 @@ events; the queue moves only the pods that a plugin which rejected them register
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, Protocol
 
 from kubesched.cache.cache import Cache
 from kubesched.framework import events
 from kubesched.model.objects import Job, Node, Pod
-from kubesched.model.storage import ephemeral_claim_name
 from kubesched.plugins import cronjob_pool
 from kubesched.queue import SchedulingQueue, eligible
 
@@ -48,7 +47,7 @@ class ClusterEventHandlers:
         self.queue.delete(pod)
         if pod.spec.node_name or self.cache.is_assumed(pod):
             self.cache.remove_pod(pod)
-            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, objects=(pod, None))
 
     def node_added(self, node: Node) -> None:
         self.cache.add_node(node)
@@ -82,46 +81,29 @@ class ClusterEventHandlers:
         return StorageHandlers(self.queue.move_all_to_active_or_backoff, resource)
 
 
-Move = Callable[[events.ClusterEvent, Callable[[Pod], bool] | None], int]
-
-
-def claim_users(claim: Any) -> Callable[[Pod], bool]:
-    """Whether a pod uses the claim, by a persistentVolumeClaim volume or an ephemeral one: the queueing
-    hint every kube-scheduler plugin registered for claim events gives (VolumeBinding,
-    VolumeRestrictions, VolumeZone, NodeVolumeLimits), so a claim no pending pod names moves none."""
-    namespace, name = claim.metadata.namespace, claim.metadata.name
-
-    def uses(pod: Pod) -> bool:
-        if pod.metadata.namespace != namespace:
-            return False
-        for v in pod.spec.volumes:
-            if v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name == name:
-                return True
-            if v.ephemeral is not None and ephemeral_claim_name(pod.metadata.name, v.name) == name:
-                return True
-        return False
-    return uses
+class Move(Protocol):
+    def __call__(self, event: events.ClusterEvent, pre_check: Callable[[Pod], bool] | None = None,
+                 objects: tuple[Any, Any] | None = None) -> int: ...
 
 
 class StorageHandlers:
-    """kube-scheduler's buildEvtResHandler: the object is read only for a claim's users (see
-    claim_users); the plugins read the objects from the informers' stores, already updated when
-    this is called."""
+    """kube-scheduler's buildEvtResHandler: each event with its (old, new) objects, for the plugins'
+    queueing hints (old None for an Add, new None for a Delete); the plugins read the objects from
+    the informers' stores, already updated when this is called."""
 
-    __slots__ = ("_add", "_delete", "_move", "_pre_check", "_update")
+    __slots__ = ("_add", "_delete", "_move", "_update")
 
     def __init__(self, move: Move, resource: events.EventResource) -> None:
         self._move = move
         self._add = events.ClusterEvent(resource, events.ActionType.ADD)
         self._update = events.ClusterEvent(resource, events.ActionType.UPDATE)
         self._delete = events.ClusterEvent(resource, events.ActionType.DELETE)
-        self._pre_check = claim_users if resource is events.EventResource.PERSISTENT_VOLUME_CLAIM else None
 
     def on_add(self, obj: Any) -> None:
-        self._move(self._add, self._pre_check(obj) if self._pre_check else None)
+        self._move(self._add, objects=(None, obj))
 
     def on_update(self, old: Any, new: Any) -> None:
-        self._move(self._update, self._pre_check(new) if self._pre_check else None)
+        self._move(self._update, objects=(old, new))
 
     def on_delete(self, obj: Any) -> None:
-        self._move(self._delete, None)
+        self._move(self._delete, objects=(obj, None))

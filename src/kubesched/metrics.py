@@ -22,7 +22,7 @@ from prometheus_client import (
     disable_created_metrics,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
@@ -65,6 +65,23 @@ def _gauge(name: str, help_: str, label: list[str], values: Callable[[], dict[An
             yield family
 
     return _Scraped()
+
+
+class _VolumeStageErrors(Collector):
+    """scheduler_volume_scheduling_stage_error_total{operation}: a family shown only once an operation
+    failed, as a component-base CounterVec without children is not shown at all."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        if not self.counts:
+            return
+        family = CounterMetricFamily("scheduler_volume_scheduling_stage_error",
+                                     "[ALPHA] Volume scheduling stage error count", labels=["operation"])
+        for operation, n in sorted(self.counts.items()):
+            family.add_metric([operation], n)
+        yield family
 
 
 class HistogramChild:
@@ -228,6 +245,11 @@ class Metrics:
         self.preemption_victims = Histogram("scheduler_preemption_victims",
                                             "[STABLE] Number of selected preemption victims for preemption initiated "
                                             "by a single pod", buckets=VICTIMS_BUCKETS, registry=r)
+        # VolumeBinding moves it through the framework Handle. Its sibling
+        # scheduler_volume_binder_cache_requests_total is registered by kube-scheduler but never
+        # incremented, so it has no series there either.
+        self._volume_stage_errors = _VolumeStageErrors()
+        r.register(self._volume_stage_errors)
         self.profiles = {p: ProfileMetrics(p, attempts, latency, points) for p in profiles}
         r.register(_gauge("scheduler_pending_pods",
                           "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in "
@@ -252,6 +274,11 @@ class Metrics:
                              "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates "
                              "backup, 1 indicates master. 'name' is the string used to identify the lease.",
                              ["name"], registry=r)
+
+    def volume_stage_failed(self, operation: str) -> None:
+        """scheduler_volume_scheduling_stage_error_total{operation} += 1 (predicate, assume, bind)."""
+        counts = self._volume_stage_errors.counts
+        counts[operation] = counts.get(operation, 0) + 1
 
     def incoming(self, queue: str, event: str) -> None:
         """scheduler_queue_incoming_pods_total{queue,event} += 1; the queue calls it on every move."""

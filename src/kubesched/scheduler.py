@@ -111,6 +111,7 @@ class Scheduler:
         self.queue.plugin_recorder = self.metrics.plugins
         self.handle.preemption_attempted = self.metrics.preemption_attempts.inc
         self.handle.victims_chosen = self.metrics.preemption_victims.observe
+        self.handle.volume_stage_failed = self.metrics.volume_stage_failed
         self.pods.handler = Handlers(handlers.pod_added, handlers.pod_updated, handlers.pod_deleted)
         self.nodes.handler = Handlers(handlers.node_added, handlers.node_updated, handlers.node_deleted)
         for resource, informer in sources.storage_informers:

@@ -23,6 +23,8 @@ from .sched_helpers import (
     create_pod,
     get_pod,
     pod_manifest,
+    poll,
+    scheduled_condition,
     wait_bound,
 )
 
@@ -188,6 +190,34 @@ def test_unbound_immediate_claim_has_kube_schedulers_message(plane: Kube, ns: st
     compare_failure_message(plane, ns, claim_pod("immediate-ref", None, "unbound-immediate"),
                             claim_pod("immediate-ours", KUBESCHED, "unbound-immediate"),
                             reasons=("pod has unbound immediate PersistentVolumeClaims",))
+
+
+def test_a_class_created_later_requeues_the_pods_of_its_claims(plane: Kube, ns: str) -> None:
+    """The StorageClass queueing hint: a claim of a class that does not exist yet is read as an
+    unbound Immediate one; the class, created later as WaitForFirstConsumer, requeues the pod
+    (kube-scheduler's isSchedulableAfterStorageClassChange says Queue for a new class), which is then
+    rejected for want of a PV; a PV that fits, created after, gets it scheduled on that PV's node."""
+    for side in SIDES:
+        claim(plane, ns, f"late-{side}", "1Gi", f"vb-late-{side}")
+    compare_failure_message(plane, ns, claim_pod("late-ref", None, "late-ref"),
+                            claim_pod("late-ours", KUBESCHED, "late-ours"),
+                            reasons=("pod has unbound immediate PersistentVolumeClaims",))
+    for side in SIDES:
+        storage_class(plane, f"vb-late-{side}")
+
+    def message(name: str) -> str:
+        return str((scheduled_condition(get_pod(plane, ns, name)) or {}).get("message", ""))
+
+    no_pv = "node(s) didn't find available persistent volumes to bind"
+    want = wait_for("kube-scheduler's message after the class", lambda: no_pv in message("late-ref") and
+                    message("late-ref"), timeout=30)
+    assert poll(lambda: message("late-ours") == want, timeout=30), \
+        f"kubesched {message('late-ours')!r}\n  kube-scheduler {want!r}"
+    for side in SIDES:
+        local_pv(plane, f"vb-late-{side}-pv", "2Gi", "kind-worker3", f"vb-late-{side}")
+    for side in SIDES:
+        assert wait_bound(plane, ns, f"late-{side}", timeout=40) == "kind-worker3"
+        assert wait_claim_bound(plane, ns, f"late-{side}") == f"vb-late-{side}-pv"
 
 
 def test_provisioned_claim_gets_the_selected_node(plane: Kube, ns: str) -> None:

@@ -153,3 +153,19 @@ def test_histogram_buckets_are_cumulative_with_le_inclusive() -> None:
     assert [value("h_seconds_bucket", le=le) for le in ("1.0", "2.0", "+Inf")] == [2, 3, 4]
     assert value("h_seconds_count") == 4
     assert value("h_seconds_sum") == 6.0
+
+
+def test_volume_stage_errors_are_counted_by_operation_with_no_series_before() -> None:
+    sched, _ = make_scheduler(created)
+    assert sched.handle.volume_stage_failed == sched.metrics.volume_stage_failed
+    # No family at all before the first error (a component-base CounterVec without children).
+    assert "scheduler_volume_scheduling_stage_error" not in sched.metrics.exposition().decode()
+    sched.handle.volume_stage_failed("bind")
+    sched.handle.volume_stage_failed("bind")
+    sched.handle.volume_stage_failed("predicate")
+    text = sched.metrics.exposition().decode()
+    assert 'scheduler_volume_scheduling_stage_error_total{operation="bind"} 2.0' in text
+    assert 'scheduler_volume_scheduling_stage_error_total{operation="predicate"} 1.0' in text
+    assert 'operation="assume"' not in text
+    assert "# HELP scheduler_volume_scheduling_stage_error_total [ALPHA] Volume scheduling stage error count" in text
+    assert "# TYPE scheduler_volume_scheduling_stage_error_total counter" in text

@@ -31,6 +31,7 @@ from kubesched.model.volume_sources import (
     VsphereVirtualDiskVolumeSource,
 )
 from kubesched.plugins.node_volume_limits import REASON_MAX_VOLUME_COUNT_EXCEEDED, CSILimits
+from kubesched.plugins.node_volume_limits import hints as limits_hints
 from kubesched.plugins.node_volume_limits import translation as tr
 from kubesched.plugins.storage_lister import StaticStorage
 from tests.builders import (
@@ -364,9 +365,10 @@ def test_vsphere_is_migratable_but_not_counted() -> None:
 
 
 def test_events_to_register() -> None:
-    assert CSILimits().events_to_register() == (
-        ClusterEvent(EventResource.CSI_NODE, ActionType.ADD),
-        ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE),
-        ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
-        ClusterEvent(EventResource.VOLUME_ATTACHMENT, ActionType.DELETE))
+    assert [(e.event, e.hint) for e in CSILimits().events_to_register()] == [
+        (ClusterEvent(EventResource.CSI_NODE, ActionType.ADD), None),
+        (ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE), limits_hints.after_csi_node_updated),
+        (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), limits_hints.after_assigned_pod_deleted),
+        (ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD), limits_hints.after_claim_added),
+        (ClusterEvent(EventResource.VOLUME_ATTACHMENT, ActionType.DELETE),
+         limits_hints.after_volume_attachment_deleted)]

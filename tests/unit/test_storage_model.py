@@ -264,20 +264,23 @@ def test_storage_events_are_labelled_as_kube_scheduler_labels_them() -> None:
     assert not registered.matches(ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD))
 
 
-def test_storage_handlers_report_add_update_delete() -> None:
-    moved: list[ClusterEvent] = []
+def test_storage_handlers_report_add_update_delete_with_their_objects() -> None:
+    moved: list[tuple[ClusterEvent, tuple[Any, Any] | None]] = []
 
-    def move(event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None) -> int:
-        moved.append(event)
+    def move(event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None,
+             objects: tuple[Any, Any] | None = None) -> int:
         assert pre_check is None
+        moved.append((event, objects))
         return 0
 
+    old, new = object(), object()
     handlers = StorageHandlers(move, EventResource.STORAGE_CLASS)
-    handlers.on_add(object())
-    handlers.on_update(object(), object())
-    handlers.on_delete(object())
-    assert [e.label for e in moved] == ["storage.k8s.io/StorageClassAdd", "storage.k8s.io/StorageClassUpdate",
-                                        "storage.k8s.io/StorageClassDelete"]
+    handlers.on_add(new)
+    handlers.on_update(old, new)
+    handlers.on_delete(old)
+    assert [(e.label, objs) for e, objs in moved] == [
+        ("storage.k8s.io/StorageClassAdd", (None, new)), ("storage.k8s.io/StorageClassUpdate", (old, new)),
+        ("storage.k8s.io/StorageClassDelete", (old, None))]
 
 
 def test_the_scheduler_runs_and_wires_every_storage_informer() -> None:
@@ -316,25 +319,3 @@ def test_the_snapshot_counts_the_claims_pods_use_across_nodes() -> None:
     cache.add_pod(make_pod("third", "ns").volume("v", claim="data").volume("e", ephemeral=True).node("b").obj())
     cache.add_node(make_node("c").obj())
     assert cache.snapshot().used_pvcs == {"ns/data": 1}
-
-
-def test_a_claims_events_move_only_the_pods_that_use_it() -> None:
-    checks: list[Callable[[Pod], bool] | None] = []
-
-    def move(event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None) -> int:
-        checks.append(pre_check)
-        return 0
-
-    handlers = StorageHandlers(move, EventResource.PERSISTENT_VOLUME_CLAIM)
-    claim = _decode(PersistentVolumeClaim, {"metadata": {"name": "web-scratch", "namespace": "ns"}})
-    handlers.on_add(claim)
-    handlers.on_update(claim, claim)
-    handlers.on_delete(claim)
-    add, update, delete = checks
-    assert add is not None
-    assert update is not None
-    assert delete is None
-    assert add(make_pod("user", "ns").volume("v", claim="web-scratch").obj())
-    assert add(make_pod("web", "ns").volume("scratch", ephemeral=True).obj())  # its ephemeral claim
-    assert not add(make_pod("user", "other").volume("v", claim="web-scratch").obj())
-    assert not add(make_pod("web", "ns").volume("other", ephemeral=True).volume("x", claim="y").obj())

@@ -375,6 +375,27 @@ def test_pre_bind_times_out() -> None:
     assert 2 <= cluster.now < 3
 
 
+def test_failed_stages_are_counted_for_the_metric() -> None:
+    """scheduler_volume_scheduling_stage_error_total: "bind" when PreBind fails, "predicate" when
+    FindPodVolumes fails (here: the provisioning claim's class deleted after PreFilter)."""
+    st = storage([unbound_pvc], [pv_node1a])
+    pod = pod_with("unbound-pvc")
+    cluster = FakeCluster(st, pod, delay=10_000)
+    handle = cluster.handle()
+    failed: list[str] = []
+    handle.volume_stage_failed = failed.append
+    pl = plugin(st, handle, bindTimeoutSeconds=1)
+    assert asyncio.run(pl.pre_bind(_cycle(pl, pod), PodInfo(pod), "node1")) is not None
+    assert failed == ["bind"]
+    provisioning = pod_with("provisioned-pvc")
+    st.claims[f"{NS}/provisioned-pvc"] = f.provisioned_pvc
+    state = _prefiltered(pl, provisioning)
+    st.classes.clear()
+    status = pl.filter(state, PodInfo(provisioning), snapshot_with(list(NODES)).node_infos[0])
+    assert status == Status(Code.ERROR, 'failed to find storage class "waitClassWithProvisioner"')
+    assert failed == ["bind", "predicate"]
+
+
 def test_pre_bind_write_failure_rolls_the_cache_back() -> None:
     st = storage([unbound_pvc], [pv_node1a])
     pod = pod_with("unbound-pvc")
@@ -444,12 +465,14 @@ def _prefiltered(pl: VolumeBinding, pod: Pod) -> CycleState:
 
 def test_events_to_register_are_kube_schedulers() -> None:
     add_update = ActionType.ADD | ActionType.UPDATE
-    assert [(e.resource, e.action_type) for e in plugin(storage([])).events_to_register()] == [
-        (EventResource.STORAGE_CLASS, add_update), (EventResource.PERSISTENT_VOLUME_CLAIM, add_update),
-        (EventResource.PERSISTENT_VOLUME, add_update),
-        (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-        (EventResource.CSI_NODE, add_update), (EventResource.CSI_DRIVER, ActionType.UPDATE),
-        (EventResource.CSI_STORAGE_CAPACITY, add_update)]
+    # (resource, actions, has a queueing hint), as kube-scheduler registers them
+    assert [(e.event.resource, e.event.action_type, e.hint is not None)
+            for e in plugin(storage([])).events_to_register()] == [
+        (EventResource.STORAGE_CLASS, add_update, True), (EventResource.PERSISTENT_VOLUME_CLAIM, add_update, True),
+        (EventResource.PERSISTENT_VOLUME, add_update, False),
+        (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL, False),
+        (EventResource.CSI_NODE, add_update, True), (EventResource.CSI_DRIVER, ActionType.UPDATE, True),
+        (EventResource.CSI_STORAGE_CAPACITY, add_update, True)]
 
 
 # --- args -----------------------------------------------------------------------------------------------------

@@ -23,7 +23,12 @@ from kubesched.plugins.volume_restrictions import (
     REASON_READ_WRITE_ONCE_POD_CONFLICT,
     VolumeRestrictions,
 )
-from kubesched.plugins.volume_restrictions.plugin import PRE_FILTER_KEY, PreFilterState
+from kubesched.plugins.volume_restrictions.plugin import (
+    PRE_FILTER_KEY,
+    PreFilterState,
+    after_assigned_pod_deleted,
+    after_claim_added,
+)
 from tests.builders import make_node, make_pod, make_pvc
 from tests.unit.scheduling_helpers import snapshot_with
 
@@ -173,7 +178,7 @@ def test_preemption_removing_the_claims_user_clears_the_conflict() -> None:
 
 
 def test_events_to_register() -> None:
-    assert VolumeRestrictions().events_to_register() == (
-        ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
-        ClusterEvent(EventResource.NODE, ActionType.ADD),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD))
+    assert [(e.event, e.hint) for e in VolumeRestrictions().events_to_register()] == [
+        (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), after_assigned_pod_deleted),
+        (ClusterEvent(EventResource.NODE, ActionType.ADD), None),
+        (ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD), after_claim_added)]

@@ -12,7 +12,16 @@ from kubesched.framework.types import NodeInfo
 from kubesched.model.storage import StorageClass
 from kubesched.plugins.storage_lister import StaticStorage
 from kubesched.plugins.volume_zone import REASON_CONFLICT, VolumeZone
-from kubesched.plugins.volume_zone.plugin import BETA_REGION, BETA_ZONE, REGION, ZONE, label_zones
+from kubesched.plugins.volume_zone.plugin import (
+    BETA_REGION,
+    BETA_ZONE,
+    REGION,
+    ZONE,
+    after_claim_change,
+    after_storage_class_added,
+    after_volume_change,
+    label_zones,
+)
 from tests.builders import make_node, make_pod, make_pv, make_pvc, make_storage_class
 from tests.unit.scheduling_helpers import snapshot_with
 
@@ -160,8 +169,8 @@ def test_label_zones(value: str, want: frozenset[str] | None) -> None:
 
 
 def test_events_to_register() -> None:
-    assert VolumeZone().events_to_register() == (
-        ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD),
-        ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE))
+    assert [(e.event, e.hint) for e in VolumeZone().events_to_register()] == [
+        (ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD), after_storage_class_added),
+        (ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL), None),
+        (ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE), after_claim_change),
+        (ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE), after_volume_change)]

@@ -4,17 +4,20 @@ Each plugin that can reject a pod declares, in `events_to_register`, the events 
 it rejected schedulable. The queue moves an unschedulable pod on an event only if one of the
 plugins that rejected it registered a matching event, so a completed Job pod wakes the pods waiting
 for resources, not the thousands waiting for a taint to go. kube-scheduler then asks each plugin's
-queueing hint about the event's objects; kubesched has no hints yet, so a matching event always
-moves the pod (what kube-scheduler does for a plugin registered without a hint).
+queueing hint about the event's objects: a registration may carry a hint (ClusterEventWithHint),
+a function of (the waiting pod, the old object, the new object) that says QUEUE or QUEUE_SKIP. A
+registration without one, or a hint that raises, moves the pod (kube-scheduler's
+defaultQueueingHintFn, and its treatment of a hint's error). The old object is None for an Add, the
+new one None for a Delete.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from kubesched.framework.resources import milli_of, pod_requests, quantity
 from kubesched.model.objects import Node, Pod
@@ -97,6 +100,43 @@ class ClusterEvent:
         return self.label
 
 
+class QueueingHint(enum.Enum):
+    """kube-scheduler's fwk.QueueingHint."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+# (pod waiting, old object or None, new object or None) -> whether the event may make it schedulable.
+QueueingHintFn = Callable[[Pod, Any, Any], QueueingHint]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    """A registered event with its queueing hint (kube-scheduler fwk.ClusterEventWithHint)."""
+
+    event: ClusterEvent
+    hint: QueueingHintFn | None = None
+
+    def matches(self, incoming: ClusterEvent) -> bool:
+        return self.event.matches(incoming)
+
+    @property
+    def label(self) -> str:
+        return self.event.label
+
+    def __str__(self) -> str:
+        return self.event.label
+
+
+# What a plugin's events_to_register may list.
+Registration = ClusterEvent | ClusterEventWithHint
+
+
+def hint_of(registration: Registration) -> QueueingHintFn | None:
+    return registration.hint if isinstance(registration, ClusterEventWithHint) else None
+
+
 WILDCARD = ClusterEvent(EventResource.WILDCARD, ActionType.ALL)
 NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD)
 NODE_DELETE = ClusterEvent(EventResource.NODE, ActionType.DELETE)
@@ -121,13 +161,14 @@ FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, custom_lab
 class EnqueueExtensions(Protocol):
     """A plugin that says which events can make a pod it rejected schedulable."""
 
-    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+    def events_to_register(self) -> Sequence[Registration]: ...
 
 
-def registered_events(plugins: Iterable[object]) -> dict[str, tuple[ClusterEvent, ...]]:
-    """Plugin name -> its events, for the plugins that can reject a pod. A plugin that does not say
-    gets every event, as kube-scheduler registers a plugin without EnqueueExtensions."""
-    out: dict[str, tuple[ClusterEvent, ...]] = {}
+def registered_events(plugins: Iterable[object]) -> dict[str, tuple[Registration, ...]]:
+    """Plugin name -> its events (with their hints), for the plugins that can reject a pod. A plugin
+    that does not say gets every event, as kube-scheduler registers a plugin without
+    EnqueueExtensions."""
+    out: dict[str, tuple[Registration, ...]] = {}
     for pl in plugins:
         name = getattr(pl, "name", None)
         if not isinstance(name, str) or name in out:

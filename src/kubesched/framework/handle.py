@@ -82,6 +82,9 @@ class NoNominations:
 PreemptionAttempted = Callable[[], None]
 # Observe how many victims one preemption chose (scheduler_preemption_victims).
 VictimsChosen = Callable[[int], None]
+# Count one failed volume scheduling stage: "predicate", "assume" or "bind"
+# (scheduler_volume_scheduling_stage_error_total).
+VolumeStageFailed = Callable[[str], None]
 
 
 def _nothing(*args: object) -> None:
@@ -138,3 +141,4 @@ class Handle:
     nominator: Nominator = field(default_factory=NoNominations)
     preemption_attempted: PreemptionAttempted = _nothing
     victims_chosen: VictimsChosen = _nothing
+    volume_stage_failed: VolumeStageFailed = _nothing

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.framework.events import ClusterEvent, registered_events
+from kubesched.framework.events import Registration, registered_events
 from kubesched.framework.extension_points import POINT_PROTOCOLS as _CYCLE_POINTS
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
@@ -74,12 +74,12 @@ class Profile:
     # One instance per plugin name, shared by all the points it is enabled at.
     instances: dict[str, object] = field(default_factory=dict)
     # The events a plugin's spec declared, which win over its instance's events_to_register.
-    declared_events: dict[str, tuple[ClusterEvent, ...]] = field(default_factory=dict)
+    declared_events: dict[str, tuple[Registration, ...]] = field(default_factory=dict)
 
     def plugin(self, name: str) -> object | None:
         return self.instances.get(name)
 
-    def plugin_events(self) -> dict[str, tuple[ClusterEvent, ...]]:
+    def plugin_events(self) -> dict[str, tuple[Registration, ...]]:
         """The events each plugin that can reject a pod registered, for the queue (kube-scheduler
         builds its queueing hint map from the same extension points)."""
         found = registered_events((*self.pre_enqueue, *self.pre_filter, *self.filter, *self.reserve))
@@ -92,7 +92,7 @@ def build_profile(config: ProfileConfig, registry: Mapping[str, PluginSpec | Plu
     one), and check it implements its points. A registry entry may be a bare factory (tests)."""
     handle = handle or Handle()
     instances: dict[str, object] = {}
-    declared: dict[str, tuple[ClusterEvent, ...]] = {}
+    declared: dict[str, tuple[Registration, ...]] = {}
 
     def instance(name: str, point: str) -> object:
         if name not in instances:

@@ -16,7 +16,7 @@ import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from kubesched.framework.events import ClusterEvent
+from kubesched.framework.events import Registration
 from kubesched.framework.extension_points import implemented_points
 from kubesched.framework.fields import Errors
 from kubesched.framework.handle import Handle
@@ -69,7 +69,7 @@ class PluginSpec:
     __slots__ = ("args_parser", "events", "extension_points", "factory", "name")
 
     def __init__(self, name: str, factory: PluginFactory, extension_points: Iterable[str] | None = None,
-                 args_parser: ArgsParser | None = None, events: Sequence[ClusterEvent] | None = None) -> None:
+                 args_parser: ArgsParser | None = None, events: Sequence[Registration] | None = None) -> None:
         if not name:
             raise ValueError("a plugin needs a name")
         if not callable(factory):

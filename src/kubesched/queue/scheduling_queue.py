@@ -22,8 +22,11 @@ A cluster event moves an unschedulable pod only when one of the plugins that rej
 registered a matching event (`plugin_events`, from each plugin's `events_to_register`, as
 kube-scheduler's EventsToRegister): an assigned pod's deletion wakes the pods NodeResourcesFit
 rejected, not those waiting for a taint to go. A pod that failed with an error (no rejecting plugin)
-moves on any event. kube-scheduler then asks each plugin's queueing hint; kubesched has none yet,
-so a matching event always moves the pod. Without `plugin_events` every event matches.
+moves on any event. Then, when the caller gives the event's objects, each rejecting plugin's hints
+for the event are asked (kube-scheduler isPodWorthRequeuing): a registration without a hint, a hint
+that says QUEUE or one that raises moves the pod; all saying QUEUE_SKIP leave it where it is. An
+event reported without its objects moves the pod on interest alone. Without `plugin_events` every
+event matches.
 
 A rejection seen while a matching cluster event happened during the pod's own cycle sends the pod
 to backoffQ rather than unschedulablePods, so an event that raced with the cycle is not lost.
@@ -48,6 +51,7 @@ from kubesched.framework.events import (
     UNSCHEDULED_POD_ADD,
     UNSCHEDULED_POD_UPDATE,
     ClusterEvent,
+    Registration,
 )
 from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
 from kubesched.framework.plugin_metrics import PluginRecorder, sampled, timed
@@ -55,6 +59,7 @@ from kubesched.framework.status import Code
 from kubesched.model.objects import Pod
 from kubesched.queue.clock import Clock, MonotonicClock
 from kubesched.queue.heap import KeyedHeap
+from kubesched.queue.hints import Hints, hinted, matching_hints
 from kubesched.queue.nominator import PodNominator
 from kubesched.queue.queued_pod import QueuedPodInfo
 
@@ -73,7 +78,7 @@ BACKOFF_COMPLETE = "BackoffComplete"
 SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
 
 # profile (scheduler name) -> plugin name -> the events that plugin registered
-PluginEvents = Mapping[str, Mapping[str, Sequence[ClusterEvent]]]
+PluginEvents = Mapping[str, Mapping[str, Sequence[Registration]]]
 # profile -> the plugins interested in one event; None: every plugin is
 _Interest = dict[str, frozenset[str]] | None
 
@@ -143,6 +148,7 @@ class SchedulingQueue:
         self._plugin_events = (None if plugin_events is None else
                                {profile: dict(plugins) for profile, plugins in plugin_events.items()})
         self._interest: dict[ClusterEvent, _Interest] = {}
+        self._hints: dict[ClusterEvent, Hints] = {}
 
         self._scheduling_cycle = 0
         # Each event of interest that arrived while pods were in flight, with the latest cycle
@@ -279,19 +285,24 @@ class SchedulingQueue:
         self._unschedulable.pop(uid, None)
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None
+        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None,
+        objects: tuple[Any, Any] | None = None,
     ) -> int:
         """A cluster event that may make unschedulable pods fit: moves those a plugin that rejected
-        them registered it for (and that pass pre_check); returns how many moved."""
+        them registered it for (and that pass pre_check, and whose plugins' hints say QUEUE for
+        `objects`, (old, new), when given); returns how many moved."""
         interest = self._interested(event)
         if interest is not None and not any(interest.values()):
             return 0  # no plugin cares (kube-scheduler isEventOfInterest)
         if self._in_flight:
+            # In-flight pods are later judged on interest alone (see _missed_event).
             self._in_flight_events[event] = self._scheduling_cycle
         if not self._unschedulable:
             return 0
+        hints = None if objects is None or interest is None else self._hints_for(event)
         moving = [i for i in self._unschedulable.values()
-                  if (pre_check is None or pre_check(i.pod)) and _worth_requeuing(i, interest)]
+                  if (pre_check is None or pre_check(i.pod)) and _worth_requeuing(i, interest)
+                  and (hints is None or hinted(i, hints, objects))]
         for info in moving:
             del self._unschedulable[info.uid]
         self._requeue_all(moving, event.label)
@@ -306,6 +317,13 @@ class SchedulingQueue:
                                    if any(registered.matches(event) for registered in events))
                 for profile, plugins in self._plugin_events.items()}
         return self._interest[event]
+
+    def _hints_for(self, event: ClusterEvent) -> Hints:
+        found = self._hints.get(event)
+        if found is None:
+            assert self._plugin_events is not None
+            found = self._hints[event] = matching_hints(self._plugin_events, event)
+        return found
 
     def _missed_event(self, info: QueuedPodInfo, cycle: int) -> bool:
         return any(seen >= cycle and _worth_requeuing(info, self._interested(event))

@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod, Volume
 from kubesched.model.storage import CSINode, PersistentVolumeClaim, VolumeAttachment, claim_class, ephemeral_claim_name
+from kubesched.plugins.node_volume_limits import hints
 from kubesched.plugins.node_volume_limits import translation as tr
 from kubesched.plugins.storage_lister import StorageLister, claim_not_found, no_storage
 
@@ -73,21 +74,21 @@ def _controlled_by(claim: PersistentVolumeClaim, pod: Pod) -> bool:
 class CSILimits:
     name = NAME
 
-    _EVENTS = (
-        ClusterEvent(EventResource.CSI_NODE, ActionType.ADD),
-        ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE),
-        ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
-        ClusterEvent(EventResource.VOLUME_ATTACHMENT, ActionType.DELETE),
-    )
-
     def __init__(self, storage: StorageLister | None = None, volume_id_prefix: str | None = None) -> None:
         self.storage: StorageLister = storage if storage is not None else no_storage()
         # Keeps the made-up handles of unbound claims apart from real volume handles.
         self.volume_id_prefix = volume_id_prefix if volume_id_prefix is not None else uuid.uuid4().hex
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return self._EVENTS
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        on, r = ClusterEventWithHint, EventResource
+        return (
+            # No hint: any new CSINode can make pods its drivers' volumes rejected fit.
+            on(ClusterEvent(r.CSI_NODE, ActionType.ADD)),
+            on(ClusterEvent(r.CSI_NODE, ActionType.UPDATE), hints.after_csi_node_updated),
+            on(ClusterEvent(r.ASSIGNED_POD, ActionType.DELETE), hints.after_assigned_pod_deleted),
+            on(ClusterEvent(r.PERSISTENT_VOLUME_CLAIM, ActionType.ADD), hints.after_claim_added),
+            on(ClusterEvent(r.VOLUME_ATTACHMENT, ActionType.DELETE), hints.after_volume_attachment_deleted),
+        )
 
     # --- PreFilter / Filter -----------------------------------------------------------------------
 

@@ -3,8 +3,9 @@ claims (their PVs' node affinity, one column each) and, with them, one WaitForFi
 for static PVs only (a class that provisions nothing). Each candidate PV's node affinity becomes a
 column, and the PVs taken smallest first give each node its PV: what FindMatchingVolume picks there.
 
-The verdicts are the per-node ones FindPodVolumes gives, reasons in its order; other shapes return
-None and the plugin judges node by node.
+The verdicts are the per-node ones FindPodVolumes gives, reasons in its order; other shapes (and
+in-tree PVs that a node may read as CSI ones, migration.py) return None and the plugin judges node
+by node.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from kubesched.plugins.volume_binding.matching import (
     volume_class,
     volume_mode_mismatch,
 )
+from kubesched.plugins.volume_binding.migration import is_migratable
 
 
 @dataclass
@@ -176,6 +178,8 @@ def filter_rows(binder: VolumeBinder, claims: PodVolumeClaims, snapshot: Snapsho
         if pv is None:
             pvs_found[undecided] = False
             break
+        if is_migratable(pv):
+            return None  # its node affinity depends on each node's CSINode
         misses = undecided & ~_column(pv, snapshot, rows)
         bound_ok[misses] = False
         undecided &= ~misses

@@ -22,6 +22,7 @@ from kubesched.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
+from kubesched.plugins.node_volume_limits.translation import TranslationError
 from kubesched.plugins.storage_lister import StorageLister
 from kubesched.plugins.volume_binding.assume_cache import AssumeCache
 from kubesched.plugins.volume_binding.matching import (
@@ -34,6 +35,7 @@ from kubesched.plugins.volume_binding.matching import (
     requested_storage,
     volume_class,
 )
+from kubesched.plugins.volume_binding.migration import try_translate_pv_to_csi
 from kubesched.plugins.volume_binding.provisioning import has_enough_capacity, match_topology
 
 # kube-scheduler's ConflictReasons, word for word.
@@ -219,11 +221,10 @@ class VolumeBinder:
         """FindPodVolumes: what the pod's claims would get on this node, and the reasons it cannot
         (none: it fits). Raises BinderError."""
         volumes = PodVolumes()
-        labels = node.metadata.labels
         bound_ok, pvs_found = True, True
         unbound_ok, enough_storage = True, True
         if claims.bound:
-            bound_ok, pvs_found = self._check_bound_claims(claims.bound, labels)
+            bound_ok, pvs_found = self._check_bound_claims(claims.bound, node)
         if claims.unbound_delay_binding:
             unbound_ok, enough_storage = self._unbound(claims, node, volumes)
         reasons = []
@@ -237,13 +238,19 @@ class VolumeBinder:
             reasons.append(ERR_REASON_PV_NOT_EXIST)
         return volumes, reasons
 
-    def _check_bound_claims(self, claims: list[PersistentVolumeClaim],
-                            labels: Mapping[str, str]) -> tuple[bool, bool]:
-        """(every bound PV fits the node, every bound PV exists); the first failure decides."""
+    def _check_bound_claims(self, claims: list[PersistentVolumeClaim], node: Node) -> tuple[bool, bool]:
+        """(every bound PV fits the node, every bound PV exists); the first failure decides. An
+        in-tree PV is read as its CSI translation where the node migrated its plugin."""
+        csi_node = self.storage.csi_node(node.metadata.name)
+        labels = node.metadata.labels
         for pvc in claims:
             pv = self.pv_cache.get(pvc.spec.volume_name)
             if pv is None:
                 return True, False
+            try:
+                pv = try_translate_pv_to_csi(pv, csi_node)
+            except TranslationError as e:
+                raise BinderError(str(e)) from e
             if not check_node_affinity(pv, labels):
                 return False, True
         return True, True

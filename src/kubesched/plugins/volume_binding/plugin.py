@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHintFn
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, SchedulingError, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.storage_lister import StorageLister, no_storage
+from kubesched.plugins.volume_binding import hints
 from kubesched.plugins.volume_binding.args import DEFAULT_BIND_TIMEOUT_SECONDS, default_shape
 from kubesched.plugins.volume_binding.batch import BatchVerdicts, filter_rows
 from kubesched.plugins.volume_binding.binder import (
@@ -67,18 +68,6 @@ def _missing_state() -> Status:
 class VolumeBinding:
     name = NAME
 
-    _EVENTS = (
-        # A class added or changed (allowed topologies) may let a claim be provisioned.
-        ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD | ActionType.UPDATE),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
-        # A node's labels decide PV node affinity and allowed topologies.
-        ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-        ClusterEvent(EventResource.CSI_NODE, ActionType.ADD | ActionType.UPDATE),
-        ClusterEvent(EventResource.CSI_DRIVER, ActionType.UPDATE),
-        ClusterEvent(EventResource.CSI_STORAGE_CAPACITY, ActionType.ADD | ActionType.UPDATE),
-    )
-
     def __init__(self, storage: StorageLister, handle: Handle, bind_timeout: float,
                  scorer: VolumeScorer | None) -> None:
         self.binder = VolumeBinder(storage)
@@ -86,9 +75,26 @@ class VolumeBinding:
                                           handle.write_claim, handle.sleep, handle.clock)
         self.bind_timeout = bind_timeout
         self.scorer = scorer
+        # Read at each failure: the scheduler gives the handle its metrics after the plugins are built.
+        self.handle = handle
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return self._EVENTS
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        def on(resource: EventResource, action: ActionType, hint: QueueingHintFn | None = None) -> ClusterEventWithHint:
+            return ClusterEventWithHint(ClusterEvent(resource, action), hint)
+
+        add_update = ActionType.ADD | ActionType.UPDATE
+        return (
+            # A class added or changed (allowed topologies) may let a claim be provisioned.
+            on(EventResource.STORAGE_CLASS, add_update, hints.after_storage_class_change),
+            on(EventResource.PERSISTENT_VOLUME_CLAIM, add_update, hints.after_claim_change),
+            on(EventResource.PERSISTENT_VOLUME, add_update),
+            # A node's labels decide PV node affinity and allowed topologies.
+            on(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+            # The CSINode says which in-tree PVs are read as CSI ones there.
+            on(EventResource.CSI_NODE, add_update, hints.after_csi_node_change),
+            on(EventResource.CSI_DRIVER, ActionType.UPDATE, hints.after_csi_driver_change),
+            on(EventResource.CSI_STORAGE_CAPACITY, add_update, hints.after_storage_capacity_change),
+        )
 
     # --- PreFilter / Filter ----------------------------------------------------------------------
 
@@ -119,6 +125,7 @@ class VolumeBinding:
         try:
             volumes, reasons = self.binder.find_pod_volumes(pod.pod, s.claims, node.node)
         except BinderError as e:
+            self.handle.volume_stage_failed("predicate")
             return Status(Code.ERROR, str(e))
         if reasons:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
@@ -208,6 +215,7 @@ class VolumeBinding:
         try:
             s.all_bound = self.binder.assume_pod_volumes(pod.pod, node_name, volumes)
         except BinderError as e:
+            self.handle.volume_stage_failed("assume")
             return Status(Code.ERROR, str(e))
         return None
 
@@ -231,6 +239,7 @@ class VolumeBinding:
         try:
             await self.waiter.bind_pod_volumes(pod.pod, node_name, volumes, self.bind_timeout)
         except BinderError as e:
+            self.handle.volume_stage_failed("bind")
             return Status(Code.ERROR, str(e))
         return None
 

@@ -14,8 +14,10 @@ from kubesched.framework.handle import Lister
 from kubesched.framework.status import Status
 from kubesched.model.objects import Node, Pod
 from kubesched.model.storage import ANN_SELECTED_NODE, PersistentVolume, PersistentVolumeClaim
+from kubesched.plugins.node_volume_limits.translation import TranslationError
 from kubesched.plugins.volume_binding.binder import BinderError, PodVolumes, VolumeBinder, is_fully_bound
 from kubesched.plugins.volume_binding.matching import check_node_affinity
+from kubesched.plugins.volume_binding.migration import try_translate_pv_to_csi
 
 PVWriter = Callable[[PersistentVolume], Awaitable[PersistentVolume | Status]]
 PVCWriter = Callable[[PersistentVolumeClaim], Awaitable[PersistentVolumeClaim | Status]]
@@ -94,6 +96,7 @@ class VolumeBindingWaiter:
         if self.pods.get(f"{meta.namespace}/{meta.name}") is None:
             raise BinderError(f'pod does not exist any more: pods "{meta.name}" not found')
         labels = node.metadata.labels
+        csi_node = self.binder.storage.csi_node(node_name)
         pv_cache, pvc_cache = self.binder.pv_cache, self.binder.pvc_cache
         for binding in volumes.static_bindings:
             name = binding.pv.metadata.name
@@ -106,6 +109,10 @@ class VolumeBindingWaiter:
                 raise BinderError(f'failed to check binding: persistentvolumeclaims "{key}" not found')
             if _older(binding.pv.metadata.resource_version, pv.metadata.resource_version):
                 return False
+            try:
+                pv = try_translate_pv_to_csi(pv, csi_node)
+            except TranslationError as e:
+                raise BinderError(f"failed to translate pv to csi: {e}") from e
             if not check_node_affinity(pv, labels):
                 raise BinderError(f'pv "{name}" node affinity doesn\'t match node "{node_name}": '
                                   "no matching NodeSelectorTerms")
@@ -131,6 +138,10 @@ class VolumeBindingWaiter:
                 pv = pv_cache.get_api_obj(pvc.spec.volume_name)
                 if pv is None:
                     return False  # not in the informer yet, or deleted (then the claim unbinds)
+                try:
+                    pv = try_translate_pv_to_csi(pv, csi_node)
+                except TranslationError as e:
+                    raise BinderError(str(e)) from e
                 if not check_node_affinity(pv, labels):
                     raise BinderError(f'pv "{pv.metadata.name}" node affinity doesn\'t match node "{node_name}": '
                                       "no matching NodeSelectorTerms")

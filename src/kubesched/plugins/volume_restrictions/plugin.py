@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod, Volume
-from kubesched.model.storage import READ_WRITE_ONCE_POD
+from kubesched.model.storage import READ_WRITE_ONCE_POD, PersistentVolumeClaim
 from kubesched.plugins.storage_lister import StorageLister, claim_not_found, no_storage
 
 NAME = "VolumeRestrictions"
@@ -88,19 +88,18 @@ def satisfies_volume_conflicts(pod: Pod, node: NodeInfo) -> bool:
 class VolumeRestrictions:
     name = NAME
 
-    _EVENTS = (
-        # A pod using the disk or the claim went away. Pod updates cannot help: spec.volumes is immutable.
-        ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
-        ClusterEvent(EventResource.NODE, ActionType.ADD),
-        # The claim, missing at PreFilter, was created.
-        ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
-    )
-
     def __init__(self, storage: StorageLister | None = None) -> None:
         self.storage: StorageLister = storage if storage is not None else no_storage()
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return self._EVENTS
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        on, r = ClusterEventWithHint, EventResource
+        return (
+            # A pod using the disk or the claim went away. Pod updates cannot help: spec.volumes is immutable.
+            on(ClusterEvent(r.ASSIGNED_POD, ActionType.DELETE), after_assigned_pod_deleted),
+            on(ClusterEvent(r.NODE, ActionType.ADD)),
+            # The claim, missing at PreFilter, was created.
+            on(ClusterEvent(r.PERSISTENT_VOLUME_CLAIM, ActionType.ADD), after_claim_added),
+        )
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
@@ -152,6 +151,30 @@ class VolumeRestrictions:
             return Status(Code.ERROR, f'cannot read "{PRE_FILTER_KEY}" from cycleState')
         s.update_with_pod(pod.pod, multiplier)
         return None
+
+
+# --- queueing hints (kube-scheduler volume_restrictions.go isSchedulableAfter*) ----------------------
+
+def _claims(pod: Pod) -> set[str]:
+    return {v.persistent_volume_claim.claim_name for v in pod.spec.volumes if v.persistent_volume_claim is not None}
+
+
+def after_claim_added(pod: Pod, old: None, new: PersistentVolumeClaim) -> QueueingHint:
+    if new.metadata.namespace == pod.metadata.namespace and new.metadata.name in _claims(pod):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def after_assigned_pod_deleted(pod: Pod, deleted: Pod, new: None) -> QueueingHint:
+    """A pod of the same namespace whose in-tree disk conflicted with the pod's, or that used one of
+    its claims (kube-scheduler does not read the claim's access modes here, to keep hints cheap)."""
+    if deleted.metadata.namespace != pod.metadata.namespace:
+        return QueueingHint.QUEUE_SKIP
+    if any(needs_restrictions_check(v) and is_volume_conflict(v, deleted) for v in pod.spec.volumes):
+        return QueueingHint.QUEUE
+    if not _claims(pod).isdisjoint(_claims(deleted)):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Mapping[str, Any], storage: StorageLister | None = None) -> VolumeRestrictions:

@@ -14,12 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.model.storage import VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER, PersistentVolume, claim_class
+from kubesched.model.objects import Pod
+from kubesched.model.storage import (
+    VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    claim_class,
+)
 from kubesched.plugins.storage_lister import (
     StorageLister,
     claim_not_found,
@@ -75,19 +82,20 @@ def pv_topologies(pv: PersistentVolume) -> list[PVTopology]:
 class VolumeZone:
     name = NAME
 
-    _EVENTS = (
-        # A WaitForFirstConsumer class that was missing.
-        ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD),
-        ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
-        ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
-    )
-
     def __init__(self, storage: StorageLister | None = None) -> None:
         self.storage: StorageLister = storage if storage is not None else no_storage()
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return self._EVENTS
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        add_update = ActionType.ADD | ActionType.UPDATE
+        return (
+            # A WaitForFirstConsumer class that was missing (the binding mode is immutable).
+            ClusterEventWithHint(ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD), after_storage_class_added),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
+            # A claim created, or given its volume.
+            ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, add_update), after_claim_change),
+            # A PV created, or its zone labels changed.
+            ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME, add_update), after_volume_change),
+        )
 
     def topologies(self, pod: PodInfo) -> tuple[list[PVTopology], Status | None]:
         """getPVbyPod: the zone constraints of the pod's bound claims, or why there can be none."""
@@ -153,6 +161,30 @@ class VolumeZone:
             if value is None or value not in t.values:
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_CONFLICT)
         return None
+
+
+# --- queueing hints (kube-scheduler volume_zone.go isSchedulableAfter*) -----------------------------
+
+def after_claim_change(pod: Pod, old: PersistentVolumeClaim | None, new: PersistentVolumeClaim) -> QueueingHint:
+    """A claim one of the pod's persistentVolumeClaim volumes names (not its ephemeral ones)."""
+    if new.metadata.namespace == pod.metadata.namespace and any(
+            v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name == new.metadata.name
+            for v in pod.spec.volumes):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def after_storage_class_added(pod: Pod, old: None, new: StorageClass) -> QueueingHint:
+    if new.volume_binding_mode == VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def after_volume_change(pod: Pod, old: PersistentVolume | None, new: PersistentVolume) -> QueueingHint:
+    """A new PV, or one whose zone and region labels changed (its node affinity is immutable)."""
+    if old is None or pv_topologies(old) != pv_topologies(new):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def new(args: Mapping[str, Any], storage: StorageLister | None = None) -> VolumeZone:
