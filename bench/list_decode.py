@@ -13,6 +13,7 @@ the retained bytes of one pod go (a walk of its object tree, shared objects coun
 
     uv run python bench/list_decode.py                 # 5,000 nodes, 50,000 pods
     uv run python bench/list_decode.py --pods 10000 --top 15
+    git archive <commit> src | tar -x -C /tmp/old && PYTHONPATH=/tmp/old/src uv run python bench/list_decode.py
 """
 
 from __future__ import annotations
@@ -36,7 +37,11 @@ from kubesched.cache import Cache
 from kubesched.handlers import ClusterEventHandlers
 from kubesched.model.objects import Node, Pod
 from kubesched.queue import SchedulingQueue
-from kubesched.scheduler import collector_paused
+
+try:
+    from kubesched.scheduler import collector_paused
+except ImportError:  # a tree from before it (PYTHONPATH=<old checkout>/src: the before figures)
+    from contextlib import nullcontext as collector_paused  # type: ignore[assignment]
 from kubesched.sources import POD_FIELD_SELECTOR
 
 SCHEDULER = "bench-kubesched"
@@ -149,7 +154,7 @@ def scheduler_side(nodes: int) -> tuple[Cache, Informer[Pod]]:
     cache = Cache()
     for i in range(nodes):
         cache.add_node(node(i))
-    cache.snapshot()
+    # No snapshot yet: the scheduler takes its first once the caches synced.
     queue = SchedulingQueue()
     handlers = ClusterEventHandlers(cache, queue, frozenset({SCHEDULER}))
     informer = pod_informer(PagedClient([]), Handlers(), POD_FIELD_SELECTOR)  # type: ignore[arg-type]

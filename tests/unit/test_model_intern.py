@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from kubesched.api.informer import Codec
-from kubesched.model.intern import PodSharer, StringTable
+from kubesched.model.intern import PodSharer
 from kubesched.model.objects import Pod
 
 
@@ -62,14 +62,15 @@ def test_parts_that_differ_stay_their_own(other: dict[str, Any], part: str) -> N
 
 
 def test_the_string_table_starts_over_when_full() -> None:
-    table = StringTable(max_strings=2)
-    x = "".join(["a", "b"])
-    assert table.get(x) is x
-    assert table.get("".join(["a", "b"])) is x
-    table.get("c")
-    assert len(table) == 2
-    table.get("d")  # full: starts over
-    assert len(table) == 1
+    share = PodSharer(max_strings=8)
+    first = share(decode(pod_json(0)))
+    assert len(share.strings) == 7  # namespace, created, node, scheduler, restart policy, phase, started
+    for i in range(1, 40):
+        obj = pod_json(i)
+        obj["metadata"]["namespace"] = f"ns-{i}"  # a new string each pod
+        share(decode(obj))
+        assert len(share.strings) <= 8 + 1
+    assert first.metadata.namespace == "bench"
 
 
 def test_the_codec_shares_list_items_and_watch_objects() -> None:

@@ -21,67 +21,75 @@ from kubesched.model.objects import Pod
 
 MAX_STRINGS = 1 << 16
 
-# The fields compared with the previous pod's, per struct; each is taken whole when equal.
-_META = ("labels", "annotations", "owner_references")
-_SPEC = ("node_selector", "affinity", "tolerations", "containers", "init_containers", "overhead",
-         "scheduling_gates", "topology_spread_constraints", "volumes")
-_STATUS = ("conditions", "container_statuses", "init_container_statuses")
-
-
-class StringTable:
-    __slots__ = ("_max", "_strings")
-
-    def __init__(self, max_strings: int = MAX_STRINGS) -> None:
-        self._strings: dict[str, str] = {}
-        self._max = max_strings
-
-    def __len__(self) -> int:
-        return len(self._strings)
-
-    def get(self, s: str) -> str:
-        strings = self._strings
-        shared = strings.get(s)
-        if shared is not None:
-            return shared
-        if len(strings) >= self._max:
-            strings.clear()
-        strings[s] = s
-        return s
-
-
-def _share(obj: Any, prev: Any, fields: tuple[str, ...]) -> None:
-    for f in fields:
-        v, p = getattr(obj, f), getattr(prev, f)
-        if v is not p and v == p:
-            setattr(obj, f, p)
-
 
 class PodSharer:
-    __slots__ = ("_prev", "strings")
+    """Unrolled field by field, not looped over field names: it runs once for every pod listed
+    or watched, and getattr/setattr by name cost more than the compares."""
 
-    def __init__(self, strings: StringTable | None = None) -> None:
-        self.strings = strings or StringTable()
+    __slots__ = ("_max", "_prev", "strings")
+
+    def __init__(self, max_strings: int = MAX_STRINGS) -> None:
+        self.strings: dict[str, str] = {}
+        self._max = max_strings
         self._prev: Pod | None = None
 
     def __call__(self, pod: Pod) -> Pod:
-        get = self.strings.get
+        strings = self.strings
+        if len(strings) >= self._max:
+            strings.clear()  # the bound, checked once a pod: a few strings over it are harmless
+        one = strings.setdefault
         meta, spec, status = pod.metadata, pod.spec, pod.status
-        meta.namespace = get(meta.namespace)
-        if meta.creation_timestamp is not None:
-            meta.creation_timestamp = get(meta.creation_timestamp)
-        spec.node_name, spec.scheduler_name = get(spec.node_name), get(spec.scheduler_name)
-        spec.restart_policy = get(spec.restart_policy)
-        if spec.preemption_policy is not None:
-            spec.preemption_policy = get(spec.preemption_policy)
-        status.phase = get(status.phase)
-        if status.start_time is not None:
-            status.start_time = get(status.start_time)
+        v: Any = meta.namespace
+        meta.namespace = one(v, v)
+        if (v := meta.creation_timestamp) is not None:
+            meta.creation_timestamp = one(v, v)
+        v = spec.node_name
+        spec.node_name = one(v, v)
+        v = spec.scheduler_name
+        spec.scheduler_name = one(v, v)
+        v = spec.restart_policy
+        spec.restart_policy = one(v, v)
+        if (v := spec.preemption_policy) is not None:
+            spec.preemption_policy = one(v, v)
+        v = status.phase
+        status.phase = one(v, v)
+        if (v := status.start_time) is not None:
+            status.start_time = one(v, v)
         prev = self._prev
-        if prev is not None:
-            _share(meta, prev.metadata, _META)
-            _share(spec, prev.spec, _SPEC)
-            _share(status, prev.status, _STATUS)
         self._prev = pod
+        if prev is None:
+            return pod
+        p: Any = prev.metadata
+        if meta.labels == p.labels:
+            meta.labels = p.labels
+        if meta.annotations == p.annotations:
+            meta.annotations = p.annotations
+        if meta.owner_references == p.owner_references:
+            meta.owner_references = p.owner_references
+        p = prev.spec
+        if spec.tolerations == p.tolerations:
+            spec.tolerations = p.tolerations
+        if spec.containers == p.containers:
+            spec.containers = p.containers
+        if spec.node_selector == p.node_selector:
+            spec.node_selector = p.node_selector
+        if spec.init_containers == p.init_containers:
+            spec.init_containers = p.init_containers
+        if spec.overhead == p.overhead:
+            spec.overhead = p.overhead
+        if spec.scheduling_gates == p.scheduling_gates:
+            spec.scheduling_gates = p.scheduling_gates
+        if spec.topology_spread_constraints == p.topology_spread_constraints:
+            spec.topology_spread_constraints = p.topology_spread_constraints
+        if spec.volumes == p.volumes:
+            spec.volumes = p.volumes
+        if spec.affinity is not None and spec.affinity == p.affinity:
+            spec.affinity = p.affinity
+        p = prev.status
+        if status.conditions == p.conditions:
+            status.conditions = p.conditions
+        if status.container_statuses is not None and status.container_statuses == p.container_statuses:
+            status.container_statuses = p.container_statuses
         return pod
 
 
