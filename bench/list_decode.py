@@ -124,14 +124,24 @@ def bound_pod(i: int, nodes: int) -> dict[str, Any]:
     }
 
 
-def pages(pods: int, nodes: int, page: int = PAGE) -> list[bytes]:
+def pending_pod(i: int) -> dict[str, Any]:
+    """The same pod before it is bound: no node, no kwok status (a batch bench's pods at start)."""
+    pod = bound_pod(i, 1)
+    del pod["spec"]["nodeName"]
+    pod["metadata"]["managedFields"] = pod["metadata"]["managedFields"][:1]
+    pod["status"] = {"phase": "Pending", "qosClass": "Burstable"}
+    return pod
+
+
+def pages(pods: int, nodes: int, page: int = PAGE, pending: bool = False) -> list[bytes]:
     """The list's pages, as the apiserver sends them: metadata with resourceVersion and continue."""
     out = []
     for start in range(0, pods, page):
         end = min(start + page, pods)
         meta = {"resourceVersion": "200000", **({"continue": f"c{end}"} if end < pods else {})}
         out.append(orjson.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": meta,
-                                 "items": [bound_pod(i, nodes) for i in range(start, end)]}))
+                                 "items": [pending_pod(i) if pending else bound_pod(i, nodes)
+                                           for i in range(start, end)]}))
     return out
 
 
@@ -160,6 +170,12 @@ def scheduler_side(nodes: int) -> tuple[Cache, Informer[Pod]]:
     informer = pod_informer(PagedClient([]), Handlers(), POD_FIELD_SELECTOR)  # type: ignore[arg-type]
     informer.handler = Handlers(handlers.pod_added, handlers.pod_updated, handlers.pod_deleted)
     return cache, informer
+
+
+def queue_of(informer: Informer[Pod]) -> SchedulingQueue:
+    handlers: Any = informer.handler
+    queue: SchedulingQueue = handlers.add.__self__.queue
+    return queue
 
 
 def rss_bytes() -> int:
@@ -231,12 +247,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pods", type=int, default=50000)
     ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--pending", action="store_true",
+                    help="pending pods instead (listed into the scheduling queue: a batch bench's start)")
     ap.add_argument("--top", type=int, default=0, help="also print the top allocation sites (tracemalloc)")
     args = ap.parse_args()
 
-    bodies = pages(args.pods, args.nodes)
+    bodies = pages(args.pods, args.nodes, pending=args.pending)
     size = sum(map(len, bodies))
-    print(f"{args.pods} bound pods on {args.nodes} nodes: {len(bodies)} pages, {size / 2**20:.0f} MB of JSON, "
+    what = "pending" if args.pending else "bound"
+    print(f"{args.pods} {what} pods on {args.nodes} nodes: {len(bodies)} pages, {size / 2**20:.0f} MB of JSON, "
           f"{size / args.pods:.0f} B a pod")
 
     # 1. Time, and RSS, without tracemalloc (it slows allocation several times).
@@ -246,16 +265,18 @@ def main() -> None:
     wall, cpu = time.perf_counter(), time.process_time()
     list_and_sync(informer, list(bodies))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    assert cache.pod_count == args.pods == len(informer.store), (cache.pod_count, len(informer.store))
+    held = len(queue_of(informer)) if args.pending else cache.pod_count
+    assert held == args.pods == len(informer.store), (held, len(informer.store))
     gc.collect()
     rss1 = rss_bytes()
     print(f"list + sync: {wall:.2f} s wall, {cpu:.2f} s CPU, {cpu / args.pods * 1e6:.1f} µs CPU a pod")
     print(f"RSS: {rss0 / 2**20:.0f} MB before (nodes in the cache), {rss1 / 2**20:.0f} MB after; "
           f"{(rss1 - rss0) / args.pods:.0f} B a pod; peak (ru_maxrss, pages included) "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-    breakdown = one_pod_breakdown(cache, informer)
-    print(f"one pod's own objects: {sum(breakdown.values())} B; by type: "
-          + ", ".join(f"{k} {v}" for k, v in breakdown.most_common()))
+    if not args.pending:
+        breakdown = one_pod_breakdown(cache, informer)
+        print(f"one pod's own objects: {sum(breakdown.values())} B; by type: "
+              + ", ".join(f"{k} {v}" for k, v in breakdown.most_common()))
     del cache, informer
     gc.collect()
 
