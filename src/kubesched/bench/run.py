@@ -173,8 +173,10 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
         if opts.restart_check and result.all_bound and not result.error:
             progress(f"  restart check: {contender} started again with {result.bound} pods bound, "
                      f"{restart.RESTART_PODS} new pending")
-            result.restart = await restart.measure(contender, ctx, client)
-            r = result.restart
+            result.restart = r = await restart.measure(contender, ctx, client)
+            after = await capacity.check(client, workload.NAMESPACE)
+            if after.overcommitted and not r.error:
+                r.error = f"{len(after.overcommitted)} node(s) overcommitted after the restart"
             progress(f"  restart check: ready {_s(r.ready_s)}, first bind {_s(r.first_bind_s)}, all "
                      f"{r.pods} bound {_s(r.all_bound_s)} after its start; peak RSS {r.peak_rss_mb:.0f} MB"
                      + (f"; ERROR: {r.error}" if r.error else ""))
