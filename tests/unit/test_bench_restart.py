@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubesched.bench import report, restart
-from kubesched.bench.report import RunResult
-from kubesched.bench.restart import Restart
+from kubesched.bench.report import Restart, RunResult
 
 NAMES = restart.restart_names(3)
 

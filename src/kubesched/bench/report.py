@@ -10,7 +10,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .restart import Restart
+
+@dataclass
+class Restart:
+    """--restart-check's figures (bench.restart): seconds from the restarted process's start."""
+
+    pods: int = 0  # new pending pods created while the contender was stopped
+    already_bound: int = 0  # pods bound when it started again (the ones it must list)
+    ready_s: float | None = None
+    first_bind_s: float | None = None
+    all_bound_s: float | None = None
+    peak_rss_mb: float = 0.0
+    error: str = ""
 
 
 @dataclass

@@ -11,27 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 
 from kubesched.api import ApiClient
 
 from . import workload
 from .contenders import STARTERS, RunContext, Running
+from .report import Restart
 from .watcher import Watcher
 
 RESTART_PODS = 20
 POLL = 0.1
-
-
-@dataclass
-class Restart:
-    pods: int = 0  # new pending pods created while the contender was stopped
-    already_bound: int = 0  # pods bound when it started again (the ones it must list)
-    ready_s: float | None = None
-    first_bind_s: float | None = None
-    all_bound_s: float | None = None
-    peak_rss_mb: float = 0.0
-    error: str = ""
 
 
 def restart_names(count: int) -> list[str]:
