@@ -61,11 +61,14 @@ def _workloads(_: click.Context, __: click.Parameter, value: str) -> list[str]:
               help="Directory for the JSON, the PNG, logs and profiles (default: bench-results/<time>).")
 @click.option("--profile", is_flag=True, help="Profile kubesched (py-spy if on PATH, else cProfile); the profile "
               "is written next to the JSON.")
+@click.option("--restart-check", is_flag=True, help="After each run, stop the contender, create 20 pending pods "
+              "and start it again: seconds from its start to ready (caches synced), to the first and last "
+              "new bind, with every measured pod already bound; and its peak RSS then.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=None,
               help="Seconds a run may take after its contender starts (default: from the pod count).")
 def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int | None, rounds: int,
           contenders: list[str] | None, mode: str, rate: float, quick: bool, out: Path | None, profile: bool,
-          timeout: float | None) -> None:
+          timeout: float | None, restart_check: bool) -> None:
     """Measure kubesched against kube-scheduler and the apiserver's own bind rate, on this machine.
 
     For each round and each contender in turn: a fresh local control plane with NODES kwok nodes,
@@ -96,6 +99,7 @@ def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int
       kubesched bench --contenders kubesched --rounds 1 --profile
       kubesched bench --workload spread,anti-affinity,preemption --rounds 2
       kubesched bench --workload pv --quick --contenders kube-scheduler
+      kubesched bench --nodes 5000 --pods 50000 --rounds 1 --contenders kube-scheduler,kubesched --restart-check
     """
     if quick:
         nodes, pods, rounds = None, None, QUICK["rounds"]
@@ -111,7 +115,7 @@ def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int
             n, p = workloads.sizes(kind, nodes, pods, quick)
             opts = Options(nodes=n, pods=p, rounds=rounds, contenders=workloads.contenders_for(kind, contenders, NAMES),
                            mode=mode, rate=rate, out=out, profile=profile, timeout=timeout, workload=kind,
-                           group_size=group_size)
+                           group_size=group_size, restart_check=restart_check)
             opts.plan()  # sizes checked before any plane starts
             plans.append(opts)
     except workloads.WorkloadError as e:
@@ -151,7 +155,8 @@ def _options(plans: list[Options], kinds: list[str]) -> dict[str, object]:
         return ((f"kubesched bench --workload {o.workload} " if o.workload != "basic" else "kubesched bench ")
                 + f"--nodes {o.nodes} --pods {o.pods} --rounds {o.rounds} --contenders {','.join(o.contenders)} "
                 f"--mode {o.mode}" + (f" --rate {o.rate:g}" if o.mode == "steady" else "")
-                + (f" --group-size {o.group_size}" if o.group_size else ""))
+                + (f" --group-size {o.group_size}" if o.group_size else "")
+                + (" --restart-check" if o.restart_check else ""))
 
     options: dict[str, object] = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(plans[0]).items()}
     options["command"] = command(plans[0])

@@ -23,6 +23,7 @@ import msgspec
 from kubesched.api.client import ApiClient, Params
 from kubesched.api.errors import ApiConnectionError, ApiError, Status
 from kubesched.model.decode import ListDecoder, Skipped, TolerantDecoder, object_meta
+from kubesched.model.intern import share_pod
 from kubesched.model.objects import Job, ListMeta, Namespace, Node, ObjectMeta, Pod
 
 log = logging.getLogger(__name__)
@@ -129,14 +130,20 @@ class Codec(Generic[T]):
     """Decoders for one resource type. A watch line's type is read first: an ERROR carries a
     Status and a BOOKMARK a bare object with null fields, neither of them the resource."""
 
-    def __init__(self, type_: type[T]) -> None:
+    def __init__(self, type_: type[T], slim: Callable[[T], object] | None = None) -> None:
         self.list = ListDecoder(type_, ObjectList[type_])  # type: ignore[valid-type]
         self.object = TolerantDecoder(type_)
         self._event = msgspec.json.Decoder(_RawWatchEvent)
         self._status = msgspec.json.Decoder(Status)
+        # Run on each decoded object, in place (pods: their repeated strings shared, model.intern).
+        self._slim = slim
 
     def decode_list(self, body: bytes) -> tuple[ListMeta, list[T], list[Skipped]]:
-        return self.list.decode(body)
+        meta, items, skipped = self.list.decode(body)
+        if self._slim is not None:
+            for obj in items:
+                self._slim(obj)
+        return meta, items, skipped
 
     def decode_event(self, line: bytes) -> Event[T]:
         """Raises msgspec.DecodeError only when the line itself is not a watch event."""
@@ -149,6 +156,8 @@ class Codec(Generic[T]):
         if isinstance(decoded, Skipped):
             return Event(raw.type, resource_version=object_meta(raw.object).resource_version or "",
                          skipped=decoded)
+        if self._slim is not None:
+            self._slim(decoded)
         return Event(raw.type, decoded, resource_version=decoded.metadata.resource_version)
 
 
@@ -218,6 +227,7 @@ class Informer(Generic[T]):
         page_size: int = 500,
         min_watch_timeout: int = MIN_WATCH_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
+        slim: Callable[[T], object] | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -225,7 +235,7 @@ class Informer(Generic[T]):
         self.name = f"informer/{resource.plural}"
         self.store: dict[str, T] = {}
         self.resource_version = ""
-        self._codec = Codec(type_)
+        self._codec = Codec(type_, slim)
         self._selectors: dict[str, str] = {}
         if field_selector:
             self._selectors["fieldSelector"] = field_selector
@@ -441,7 +451,7 @@ class Informer(Generic[T]):
 
 
 def pod_informer(client: ApiClient, handler: EventHandler[Pod], field_selector: str = "") -> Informer[Pod]:
-    return Informer(client, PODS, Pod, handler, field_selector=field_selector)
+    return Informer(client, PODS, Pod, handler, field_selector=field_selector, slim=share_pod)
 
 
 def node_informer(client: ApiClient, handler: EventHandler[Node]) -> Informer[Node]:

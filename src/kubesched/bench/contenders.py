@@ -54,8 +54,8 @@ def python_env() -> dict[str, str]:
 
 def warm_bytecode() -> None:
     """Compile once before the first run, so round 1 starts like the others."""
-    subprocess.run([sys.executable, "-c", "import kubesched.cli, kubesched.scheduler, kubesched.bench.limit"],
-                   env=python_env(), check=True)
+    imports = "import kubesched.cli, kubesched.cli_run, kubesched.scheduler, kubesched.bench.limit"
+    subprocess.run([sys.executable, "-c", imports], env=python_env(), check=True)
 
 
 class Running:

@@ -12,6 +12,19 @@ from typing import Any
 
 
 @dataclass
+class Restart:
+    """--restart-check's figures (bench.restart): seconds from the restarted process's start."""
+
+    pods: int = 0  # new pending pods created while the contender was stopped
+    already_bound: int = 0  # pods bound when it started again (the ones it must list)
+    ready_s: float | None = None
+    first_bind_s: float | None = None
+    all_bound_s: float | None = None
+    peak_rss_mb: float = 0.0
+    error: str = ""
+
+
+@dataclass
 class RunResult:
     contender: str
     round: int
@@ -50,11 +63,16 @@ class RunResult:
     validity: str = ""  # what the workload's placement check checked (and its worst figure); "" for basic
     invalid: str = ""  # the violations, when the placements broke the workload's constraints
     victims: int | None = None  # preemption: low-priority pods preempted
+    restart: Restart | None = None  # --restart-check: the contender started again with its pods bound
+
+    @property
+    def restart_failed(self) -> bool:
+        return self.restart is not None and bool(self.restart.error)
 
     @property
     def correct(self) -> bool:
         return (self.all_bound and not self.overcommitted and not self.error and self.bound_before_watch == 0
-                and not self.invalid)
+                and not self.invalid and not self.restart_failed)
 
 
 @dataclass
@@ -70,10 +88,16 @@ class ContenderSummary:
     peak_rss_mb_mean: float
     latency_p99_ms_mean: float | None
     workload: str = "basic"
+    restart_first_bind_s_mean: float | None = None  # --restart-check
+    restart_peak_rss_mb_mean: float | None = None
 
 
 def _mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else 0.0
+
+
+def _mean_or_none(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
 
 
 def summarize(results: list[RunResult]) -> list[ContenderSummary]:
@@ -91,7 +115,11 @@ def summarize(results: list[RunResult]) -> list[ContenderSummary]:
             first_bind_s_mean=_mean([r.first_bind_s for r in runs]),
             cpu_ms_per_pod_mean=_mean([r.cpu_ms_per_pod for r in runs]),
             peak_rss_mb_mean=_mean([r.peak_rss_mb for r in runs]),
-            latency_p99_ms_mean=_mean(lat) if lat else None, workload=wl))
+            latency_p99_ms_mean=_mean(lat) if lat else None, workload=wl,
+            restart_first_bind_s_mean=_mean_or_none(
+                [r.restart.first_bind_s for r in runs if r.restart and r.restart.first_bind_s is not None]),
+            restart_peak_rss_mb_mean=_mean_or_none(
+                [r.restart.peak_rss_mb for r in runs if r.restart and r.restart.first_bind_s is not None])))
     return out
 
 
@@ -122,6 +150,11 @@ def _ratios(summary: list[ContenderSummary]) -> dict[str, float]:
             out["kubesched/kube-scheduler peak rss"] = ks.peak_rss_mb_mean / o.peak_rss_mb_mean
         if ks.latency_p99_ms_mean and o.latency_p99_ms_mean:
             out["kubesched/kube-scheduler p99 latency"] = ks.latency_p99_ms_mean / o.latency_p99_ms_mean
+        if ks.restart_first_bind_s_mean and o.restart_first_bind_s_mean:
+            out["kubesched/kube-scheduler restart first bind"] = (ks.restart_first_bind_s_mean
+                                                                  / o.restart_first_bind_s_mean)
+        if ks.restart_peak_rss_mb_mean and o.restart_peak_rss_mb_mean:
+            out["kubesched/kube-scheduler restart peak rss"] = ks.restart_peak_rss_mb_mean / o.restart_peak_rss_mb_mean
     return out
 
 
@@ -136,6 +169,8 @@ def verdict(r: RunResult) -> str:
         return f"FAIL: {len(r.overcommitted)} node(s) overcommitted: {', '.join(sorted(r.overcommitted)[:5])}"
     if r.bound_before_watch:
         return f"FAIL: {r.bound_before_watch} pod(s) bound before the watcher's list"
+    if r.restart is not None and r.restart.error:
+        return f"FAIL: restart check: {r.restart.error}"
     return f"FAIL: {r.pods - r.bound} pod(s) not bound"
 
 
@@ -176,10 +211,33 @@ def table(results: list[RunResult]) -> str:
                          f"{f'{s.pods_per_s_min:.0f}-{s.pods_per_s_max:.0f}':>15}{s.spread_pct:>7.0f}%"
                          f"{s.first_bind_s_mean:>11.2f}{s.cpu_ms_per_pod_mean:>8.2f}{s.peak_rss_mb_mean:>8.0f}"
                          + (f"{_fmt_lat(s.latency_p99_ms_mean):>9}" if steady else ""))
+    lines += restart_table(results)
     rs = ratios(summary)
     if rs:
         lines += [""] + [f"{k}: {v:.2f}x" for k, v in rs.items()]
     return "\n".join(lines)
+
+
+def restart_table(results: list[RunResult]) -> list[str]:
+    """--restart-check's figures, one line a run, in seconds from the restarted process's start;
+    nothing without the option."""
+    runs = [r for r in results if r.restart is not None]
+    if not runs:
+        return []
+    head = (f"{'contender':<15}{'round':>6}{'already bound':>15}{'new':>5}{'ready s':>9}{'1st bind s':>11}"
+            f"{'all bound s':>12}{'rss MB':>8}")
+    lines = ["", "restart with the pods bound (new pending pods created while stopped):", head, "-" * len(head)]
+    for r in runs:
+        x = r.restart
+        assert x is not None
+        lines.append(f"{r.contender:<15}{r.round:>6}{x.already_bound:>15}{x.pods:>5}{_fmt_s(x.ready_s):>9}"
+                     f"{_fmt_s(x.first_bind_s):>11}{_fmt_s(x.all_bound_s):>12}{x.peak_rss_mb:>8.0f}"
+                     + (f"  FAIL: {x.error}" if x.error else ""))
+    return lines
+
+
+def _fmt_s(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
 
 
 def write_json(path: Path, results: list[RunResult], options: dict[str, Any]) -> None:

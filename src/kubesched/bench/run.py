@@ -17,7 +17,7 @@ from pathlib import Path
 from kubesched.api import ApiClient, load_config
 from kubesched.localcluster import plane
 
-from . import capacity, setup, stats, validity, workload, workloads
+from . import capacity, restart, setup, stats, validity, workload, workloads
 from .contenders import STARTERS, RunContext, Running, warm_bytecode
 from .pending import pending_summary
 from .report import RunResult
@@ -47,6 +47,7 @@ class Options:
     timeout: float | None = None
     workload: str = "basic"
     group_size: int | None = None  # grouped workloads: pods a group (default min(1000, nodes))
+    restart_check: bool = False  # after the run, start the contender again with its pods bound (bench.restart)
 
     def plan(self) -> Plan:
         return workloads.build(self.workload, self.nodes, self.pods, self.group_size)
@@ -169,6 +170,20 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             result.validity = verdict.summary
             result.invalid = "" if verdict.ok else verdict.message()
             result.victims = verdict.victims
+        if opts.restart_check and result.all_bound and not result.error:
+            progress(f"  restart check: {contender} started again with {result.bound} pods bound, "
+                     f"{restart.RESTART_PODS} new pending")
+            result.restart = r = await restart.measure(contender, ctx, client)
+            after = await capacity.check(client, workload.NAMESPACE)
+            if after.overcommitted and not r.error:
+                r.error = f"{len(after.overcommitted)} node(s) overcommitted after the restart"
+            progress(f"  restart check: ready {_s(r.ready_s)}, first bind {_s(r.first_bind_s)}, all "
+                     f"{r.pods} bound {_s(r.all_bound_s)} after its start; peak RSS {r.peak_rss_mb:.0f} MB"
+                     + (f"; ERROR: {r.error}" if r.error else ""))
+
+
+def _s(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.2f} s"
 
 
 async def _wait_ready(running: Running) -> None:

@@ -51,7 +51,7 @@ def zone_key(node: Node) -> str:
     return f"{region}:\x00:{zone}"
 
 
-@dataclass
+@dataclass(slots=True)
 class _PodState:
     info: PodInfo
     node_name: str

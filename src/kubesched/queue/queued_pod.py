@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Set
+from dataclasses import dataclass
 
 from kubesched.model.objects import Pod
 
@@ -20,8 +21,10 @@ class QueuedPodInfo:
     consecutive_errors_count: int = 0
     # Set by the scheduler from the FitError before requeueing; empty means the attempt failed
     # with an error rather than a rejection, which decides error-backoff vs. unschedulable.
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
+    # Replaced, never changed in place: one shared empty set, not two new ones a queued pod
+    # (~400 B a pod, 20 MB with 50,000 pending: bench/list_decode.py --pending).
+    unschedulable_plugins: Set[str] = frozenset()
+    pending_plugins: Set[str] = frozenset()
     # The scheduling cycle in which this pod was last popped.
     scheduling_cycle: int = 0
     backoff_expiration: float | None = None

@@ -500,12 +500,12 @@ class SchedulingQueue:
             if status is not None and status.code != Code.SUCCESS:
                 info.gated = True
                 info.unschedulable_plugins = {pl.name}
-                info.pending_plugins = set()
+                info.pending_plugins = frozenset()
                 log.debug("pod %s gated by %s: %s", info.key, pl.name, status.message())
                 return True
         if info.gated:
             info.gated = False
-            info.unschedulable_plugins = set()
+            info.unschedulable_plugins = frozenset()
         return False
 
     # Backoff ends are truncated to whole seconds when popping from backoffQ is on, as
