@@ -23,8 +23,7 @@ import logging
 import socket
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -109,14 +108,40 @@ def isomorphic_key(event: dict[str, Any]) -> _Key:
     )
 
 
-@dataclass
 class _Cached:
-    event: dict[str, Any]
-    first_seen: float
-    count: int = 1  # 1 until the event becomes a series
-    last_observed: float = 0.0
-    # Set once the first write is done, so a series PATCH never overtakes its own POST.
-    written: asyncio.Event = field(default_factory=asyncio.Event)
+    """An event kept for series counting. Once written it is kept as its JSON (a third of the
+    dict's size: a batch of 50,000 pods keeps 50,000 Scheduled events for 6 to 12 minutes)."""
+
+    __slots__ = ("_event", "_waiter", "count", "first_seen", "last_observed", "written")
+
+    def __init__(self, event: dict[str, Any], first_seen: float) -> None:
+        self._event: dict[str, Any] | bytes = event
+        self.first_seen = first_seen
+        self.count = 1  # 1 until the event becomes a series
+        self.last_observed = 0.0
+        # Set once the first write is done, so a series PATCH never overtakes its own POST.
+        self.written = False
+        self._waiter: asyncio.Event | None = None
+
+    @property
+    def event(self) -> dict[str, Any]:
+        e = self._event
+        return e if isinstance(e, dict) else cast(dict[str, Any], orjson.loads(e))
+
+    def mark_written(self) -> None:
+        self.written = True
+        if isinstance(self._event, dict):
+            # orjson's bytes keep a 4 KB buffer whatever the length: copied to their size.
+            self._event = bytes(memoryview(orjson.dumps(self._event)))
+        if self._waiter is not None:
+            self._waiter.set()
+
+    async def wait_written(self) -> None:
+        if self.written:
+            return
+        if self._waiter is None:
+            self._waiter = asyncio.Event()
+        await self._waiter.wait()
 
 
 class EventRecorder:
@@ -173,7 +198,7 @@ class EventRecorder:
         if cached is None:
             cached = self._cache[key] = _Cached(event, now)
             if not self._enqueue("create", event, cached):
-                cached.written.set()
+                cached.mark_written()
             return
         cached.count += 1
         cached.last_observed = now
@@ -220,14 +245,14 @@ class EventRecorder:
             op, event, cached = await self._queue.get()
             try:
                 if op == "series":
-                    await cached.written.wait()
+                    await cached.wait_written()
                 await self._send(op, event)
             except Exception:
                 self.failed += 1
                 log.exception("event %s for %s not written", event["reason"], event["regarding"]["name"])
             finally:
                 if op == "create":
-                    cached.written.set()
+                    cached.mark_written()
                 self._queue.task_done()
 
     async def _send(self, op: str, event: dict[str, Any]) -> None:
