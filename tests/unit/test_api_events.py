@@ -240,3 +240,24 @@ async def test_a_pod_bound_meanwhile_gets_no_late_condition(monkeypatch: pytest.
         with pytest.raises(asyncio.CancelledError):
             await task
     assert client.calls == []
+
+
+def test_a_written_event_is_kept_as_its_json_and_read_back_whole() -> None:
+    import asyncio
+
+    from kubesched.api.events import _Cached
+
+    event = {"metadata": {"name": "p.1", "namespace": "default"}, "note": "n", "regarding": {"uid": "u"}}
+    cached = _Cached(dict(event), 1.0)
+
+    async def wait_then_read() -> dict[str, object]:
+        waiter = asyncio.ensure_future(cached.wait_written())
+        await asyncio.sleep(0)
+        assert not waiter.done()
+        cached.mark_written()
+        await waiter
+        return cached.event
+
+    assert asyncio.run(wait_then_read()) == event
+    assert isinstance(cached._event, bytes)
+    assert len(cached._event) < 200
