@@ -12,7 +12,8 @@ nomination goes back to the failure handler in the CycleState (NOMINATED_NODE_KE
 kube-scheduler's PostFilterResult), which writes status.nominatedNodeName in the same patch as the
 PodScheduled condition and tells the queue's nominator at once; the victims are deleted (with the
 Preempted event) in the background through the handle's `spawn` port, as kube-scheduler's async
-preemption does, after the nominations of lower-priority pods to the node are cleared.
+preemption does, after the nominations of lower-priority pods to the node are cleared: all but the
+last at once, then the last.
 
 While its victims are being deleted, the preemptor is held back at PreEnqueue (kube-scheduler's
 IsPodRunningPreemption): until the last victim is terminating, a new cycle would preempt again.
@@ -25,6 +26,7 @@ informer brings its DisruptionTarget condition.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 import random
@@ -56,6 +58,9 @@ TERMINATING = "not eligible due to a terminating pod on the nominated node."
 WAITING = "waiting for the preemption for this pod to be finished"
 # The preemptor's queue moves again when a pod leaves a node (kube-scheduler registers the same).
 _EVENTS = (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),)
+
+# Victims preempted at once (kube-scheduler's default parallelism, its Parallelizer's workers).
+PARALLELISM = 16
 
 # Past this many remembered victims, forget those no longer in the snapshot.
 _PREEMPTED_KEEP = 1000
@@ -388,15 +393,35 @@ class DefaultPreemption:
         condition = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"
         victims = [v for v in candidate.victims if v.pod.metadata.deletion_timestamp is None]
         uid = preemptor.metadata.uid
-        if victims:
-            self.running[uid] = None
+        if not victims:
+            return
+        self.running[uid] = None
         try:
-            for i, v in enumerate(victims):
-                if i == len(victims) - 1:
-                    self.running[uid] = v.key
-                await self._preempt_one(key, v, condition, message, preemptor)
+            # All but the last at once (kube-scheduler's Parallelizer), then the last alone: PreEnqueue
+            # lets the preemptor go once that one is terminating, which then means all of them are.
+            *first, last = victims
+            await self._preempt_all(key, first, condition, message, preemptor)
+            self.running[uid] = last.key
+            await self._preempt_one(key, last, condition, message, preemptor)
         finally:
             self.running.pop(uid, None)
+
+    async def _preempt_all(self, key: str, victims: Sequence[PodInfo], condition: str, message: str,
+                           preemptor: Pod) -> None:
+        """_preempt_one for each victim, PARALLELISM at a time; a failed one is logged and the others
+        go on, as when they went one after another."""
+        if len(victims) == 1:
+            await self._preempt_one(key, victims[0], condition, message, preemptor)
+            return
+        todo = iter(victims)
+
+        async def worker() -> None:
+            for v in todo:
+                await self._preempt_one(key, v, condition, message, preemptor)
+
+        async with asyncio.TaskGroup() as tg:
+            for i in range(min(PARALLELISM, len(victims))):
+                tg.create_task(worker(), name=f"preemption/{key}/victims-{i}")
 
     async def _preempt_one(self, key: str, v: PodInfo, condition: str, message: str, preemptor: Pod) -> None:
         """PreemptPod: the DisruptionTarget condition, then the deletion and its event."""
