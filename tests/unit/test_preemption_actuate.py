@@ -1,12 +1,15 @@
 """DefaultPreemption's writes (kube-scheduler's prepareCandidateAsync): the victims but the last are
 preempted at once, at most PARALLELISM at a time, then the last; the preemptor is held at
-PreEnqueue until that last one is terminating; a failed victim does not stop the others."""
+PreEnqueue from the PostFilter on until the informer has that last one terminating or gone; a
+failed victim does not stop the others."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -14,7 +17,8 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.model.objects import Pod
-from kubesched.plugins.default_preemption.plugin import PARALLELISM, WAITING, Candidate, DefaultPreemption
+from kubesched.plugins.default_preemption.executor import PARALLELISM, Candidate
+from kubesched.plugins.default_preemption.plugin import WAITING, DefaultPreemption
 from tests.builders import make_pod
 
 from .scheduling_helpers import pod_of
@@ -93,12 +97,14 @@ def test_all_but_the_last_at_once_then_the_last(count: int, most: int) -> None:
     api = Api()
     vs = victims(count)
     pl = plugin_with(api, Pods())
-    asyncio.run(pl._write(preemptor(), Candidate("n1", vs)))
+    asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs)))
     names = [v.pod.metadata.name for v in vs]
     assert sorted(api.deleted) == sorted(names)
     assert api.deleted[-1] == names[-1]
     assert api.started[-1] == names[-1]
     assert api.most == most
+    # Every victim gone from the (empty) informer: the preemptor goes, and is forgotten.
+    assert pl.pre_enqueue(preemptor()) is None
     assert pl.running == {}
 
 
@@ -106,14 +112,22 @@ def test_the_preemptor_waits_until_the_last_victim_is_terminating() -> None:
     api = Api(delay=0.05)
     vs = victims(3)
     pods = Pods({v.key: v.pod for v in vs})
-    pl = plugin_with(api, pods)
+    tasks: list[asyncio.Task[Any]] = []
+
+    def spawn(coro: Coroutine[Any, Any, Any], name: str) -> object:
+        tasks.append(asyncio.get_running_loop().create_task(coro, name=name))
+        return tasks[-1]
+
+    pl = DefaultPreemption(handle=Handle(pods=pods, delete_victim=api.delete, disrupt_victim=api.disrupt,
+                                         spawn=spawn))
     p = preemptor()
     seen: list[Status | None] = []
 
     async def scenario() -> None:
         last_started = asyncio.Event()
         api.watch = (vs[-1].pod.metadata.name, last_started)
-        task = asyncio.create_task(pl._write(p, Candidate("n1", vs)), name="test/preemption")
+        pl.executor.actuate(p, Candidate("n1", vs))
+        (task,) = tasks
         await asyncio.sleep(0.01)  # the first two in flight
         assert api.in_flight == 2
         seen.append(pl.pre_enqueue(p))
@@ -135,8 +149,8 @@ def test_a_failed_victim_does_not_stop_the_others(caplog: pytest.LogCaptureFixtu
     api = Api(fail={"v1"})
     vs = victims(4)
     pl = plugin_with(api, Pods())
-    with caplog.at_level(logging.WARNING, logger="kubesched.plugins.default_preemption.plugin"):
-        asyncio.run(pl._write(preemptor(), Candidate("n1", vs)))
+    with caplog.at_level(logging.WARNING, logger="kubesched.plugins.default_preemption.executor"):
+        asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs)))
     assert sorted(api.deleted) == ["v0", "v2", "v3"]
     assert [r.getMessage() for r in caplog.records] == ["preempting a victim failed"]
     assert pl.preempted == {v.pod.metadata.uid for v in vs}
@@ -147,6 +161,67 @@ def test_victims_already_terminating_are_left_alone() -> None:
     vs = victims(3)
     vs[0].pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
     pl = plugin_with(api, Pods())
-    asyncio.run(pl._write(preemptor(), Candidate("n1", vs)))
+    asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs)))
     assert sorted(api.deleted) == ["v1", "v2"]
     assert api.most == 1
+
+
+@dataclass
+class Spawned:
+    coros: list[Coroutine[Any, Any, Any]] = field(default_factory=list)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> object:
+        self.coros.append(coro)
+        return None
+
+    def run(self) -> None:
+        async def all_of() -> None:
+            for c in self.coros:
+                await c
+        asyncio.run(all_of())
+
+
+def test_the_preemptor_is_held_from_the_post_filter_on_until_the_informer_has_the_last_victim_gone() -> None:
+    # The failure handler requeues the preemptor right after the cycle, before the writes have
+    # started; held only once they had, it went back to the queue and preempted the same victims again.
+    api, spawned = Api(), Spawned()
+    vs = victims(3)
+    pods = Pods({v.key: v.pod for v in vs})
+    pl = DefaultPreemption(handle=Handle(pods=pods, delete_victim=api.delete, disrupt_victim=api.disrupt,
+                                         spawn=spawned.spawn))
+    p = preemptor()
+    pl.executor.actuate(p, Candidate("n1", vs))
+    held = pl.pre_enqueue(p)
+    assert held is not None
+    assert held.message() == WAITING
+    spawned.run()
+    assert sorted(api.deleted) == ["v0", "v1", "v2"]
+    # The deletions are done, but the informer still has the last victim: a cycle now would find it.
+    assert pl.pre_enqueue(p) is not None
+    del pods.by_key[vs[0].key], pods.by_key[vs[1].key]
+    assert pl.pre_enqueue(p) is not None
+    del pods.by_key[vs[2].key]
+    assert pl.pre_enqueue(p) is None
+    assert pl.running == {}
+
+
+def test_a_failed_last_victim_lets_the_preemptor_go_at_once() -> None:
+    api = Api(fail={"v2"})
+    vs = victims(3)
+    pl = plugin_with(api, Pods({v.key: v.pod for v in vs}))
+    asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs)))
+    assert pl.running == {}
+    assert pl.pre_enqueue(preemptor()) is None
+
+
+def test_no_victim_to_delete_holds_nothing() -> None:
+    api, spawned = Api(), Spawned()
+    vs = victims(2)
+    for v in vs:
+        v.pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    pl = DefaultPreemption(handle=Handle(pods=Pods({v.key: v.pod for v in vs}), delete_victim=api.delete,
+                                         disrupt_victim=api.disrupt, spawn=spawned.spawn))
+    pl.executor.actuate(preemptor(), Candidate("n1", vs))
+    assert pl.pre_enqueue(preemptor()) is None
+    spawned.run()
+    assert api.deleted == []
