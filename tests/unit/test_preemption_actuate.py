@@ -19,9 +19,9 @@ from kubesched.framework.types import PodInfo
 from kubesched.model.objects import Pod
 from kubesched.plugins.default_preemption.executor import PARALLELISM, Candidate
 from kubesched.plugins.default_preemption.plugin import WAITING, DefaultPreemption
-from tests.builders import make_node, make_pod
+from tests.builders import make_pod
 
-from .scheduling_helpers import pod_of, snapshot_with
+from .scheduling_helpers import pod_of
 
 MESSAGE = "Preempted by pod uid-p on node n1"
 
@@ -225,24 +225,3 @@ def test_no_victim_to_delete_holds_nothing() -> None:
     assert pl.pre_enqueue(preemptor()) is None
     spawned.run()
     assert api.deleted == []
-
-
-def test_a_retried_preemptor_knows_its_nomination_before_its_status_has_it() -> None:
-    # The condition writer may not have written status.nominatedNodeName back when the preemptor
-    # comes round again; its victim terminating there, it must wait, not preempt it again.
-    from kubesched.framework.fit_error import Diagnosis
-
-    victim = victims(1)[0]
-    victim.pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
-    snap = snapshot_with([make_node("n1").capacity(cpu="4")], [victim.pod])
-    spawned = Spawned()
-    pl = DefaultPreemption(handle=Handle(snapshot=lambda: snap, spawn=spawned.spawn))
-    p = preemptor()
-    diagnosis = Diagnosis(node_to_status={"n1": Status(Code.UNSCHEDULABLE, "Insufficient cpu")})
-    pl.executor.actuate(p, Candidate("n1", [victim]))
-    spawned.coros.pop().close()  # its writes: nothing to delete, the victim is terminating
-    pl.preempted.add(victim.pod.metadata.uid)  # deleted by this plugin, earlier
-    assert p.status.nominated_node_name == ""
-    assert pl.eligible(p, diagnosis) == (False, "not eligible due to a terminating pod on the nominated node.")
-    other = pod_of(make_pod("q").uid("uid-q").priority(10))
-    assert pl.eligible(other, diagnosis) == (True, "")

@@ -47,8 +47,6 @@ class Executor:
         self.preempted: set[str] = set()
         # Preemptors held back (uid -> the last victim's key once its turn came).
         self.running: dict[str, str | None] = {}
-        # The node each preemptor was nominated to here (uid -> node), until its status says so.
-        self.nominated: dict[str, str] = {}
 
     def running_preemption(self, uid: str) -> bool:
         """IsPodRunningPreemption; a preemption found over is forgotten."""
@@ -80,11 +78,6 @@ class Executor:
             if len(self.running) > _RUNNING_KEEP:
                 self.running = {u: last for u, last in self.running.items() if not self._done(last)}
             self.running[uid] = None
-        if len(self.nominated) > _RUNNING_KEEP:
-            self.nominated.clear()  # only a stand-in: the statuses have long caught up
-        self.nominated[uid] = candidate.name
-        for pod in demoted:
-            self.nominated.pop(pod.metadata.uid, None)
         self.handle.spawn(self.write(preemptor, candidate, demoted), f"preemption/{key}")
         log.info("preempting", extra={"pod": key, "node": candidate.name, "uid": uid,
                                       "victims": [v.key for v in candidate.victims],

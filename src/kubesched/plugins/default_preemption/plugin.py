@@ -176,8 +176,6 @@ class DefaultPreemption:
         status, candidate, nomination = self.preempt(state, pod, fit_error)
         if nomination is not None:
             state.write(NOMINATED_NODE_KEY, nomination)
-            if not nomination:
-                self.executor.nominated.pop(pod.pod.metadata.uid, None)
         if candidate is not None:
             self.executor.actuate(pod.pod, candidate)
         msg = status.message()
@@ -227,9 +225,7 @@ class DefaultPreemption:
         """PodEligibleToPreemptOthers."""
         if pod.spec.preemption_policy == "Never":
             return False, NEVER
-        # The nomination this plugin made, while the condition writer has not written it back yet
-        # (kube-scheduler writes it before its next cycle).
-        nominated = pod.status.nominated_node_name or self.executor.nominated.get(pod.metadata.uid, "")
+        nominated = pod.status.nominated_node_name
         if nominated:
             status = diagnosis.node_to_status.get(nominated, diagnosis.absent_nodes_status)
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
