@@ -79,8 +79,9 @@ def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int
     (its default profile, same QPS).
 
     \b
-    Reported per run: pods/s from the first bind (and scheduler_perf's per-second average, p50,
-    p90, p99), seconds from start to first bind, CPU seconds and ms a pod, peak RSS, a check that
+    Reported per run: pods/s from the first bind (preemption: from the contender's readiness, as
+    its binds wait for a pass of preemptions; and scheduler_perf's per-second average, p50, p90,
+    p99), seconds from start to first bind, CPU seconds and ms a pod, peak RSS, a check that
     no node is over capacity, and in steady mode creation-to-bound latency p50/p99. Then the spread
     per contender and the ratios kubesched/kube-scheduler and kubesched/limit.
 
@@ -89,7 +90,7 @@ def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int
     spread: zone skew <= 1 per group; anti-affinity: never two pods of a group on one node;
     preemption: every preemptor bound, on a node that lost low-priority pods (victims counted);
     pv: each pod on its PV's node. They fail a run that binds nothing for 30 s (60 s before the
-    first bind), naming why the pending pods wait.
+    first bind; preemption: while no low-priority pod goes either), naming why the pending pods wait.
 
     \b
     Examples:

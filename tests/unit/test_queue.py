@@ -9,6 +9,7 @@ import pytest
 
 from kubesched.framework import events
 from kubesched.framework.interface import QueuedEntity
+from kubesched.framework.status import Code, Status
 from kubesched.model.objects import ObjectMeta, Pod, PodSpec, PodStatus, SchedulingGate
 from kubesched.queue import FakeClock, QueuedPodInfo, SchedulingQueue, eligible
 
@@ -374,3 +375,66 @@ def test_queue_sort_plugin_orders_active_q() -> None:
     first = q.pop_nowait()
     assert first is not None
     assert first.pod is low  # PrioritySort would pop "high" first
+
+
+class _Hold:
+    """A PreEnqueue plugin that holds the pods named in `held`."""
+
+    name = "Hold"
+
+    def __init__(self) -> None:
+        self.held: set[str] = set()
+        self.asked = 0
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        self.asked += 1
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "held") if pod.metadata.name in self.held else None
+
+
+def _failed_after_an_event(clock: FakeClock, hold: _Hold, held: bool,
+                           pop_from_backoff: bool = True) -> tuple[SchedulingQueue, QueuedPodInfo]:
+    """Pod a popped, an event of interest during its cycle, then rejected: backoffQ unless held."""
+    q = SchedulingQueue(clock, pop_from_backoff=pop_from_backoff, pre_enqueue={"kubesched": [hold]})
+    q.add(make_pod("a"))
+    a = q.pop_nowait()
+    assert a is not None
+    if held:
+        hold.held.add("a")
+    q.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
+    reject(q, a)
+    return q, a
+
+
+def test_pre_enqueue_runs_on_the_way_into_backoff_when_pods_pop_from_it(clock: FakeClock) -> None:
+    # kube-scheduler's moveToBackoffQ: a pod can leave backoffQ straight for a cycle, so a pod its
+    # PreEnqueue plugin holds (a preemptor whose victims are still going) must not get in.
+    hold = _Hold()
+    q, a = _failed_after_an_event(clock, hold, held=True)  # it preempted during its cycle
+    assert q.where(a.uid) == "unschedulable"
+    assert a.gated
+    assert q.pop_nowait() is None
+    hold.held.clear()
+    # Its plugin's event lets it go; still backing off, it goes to backoffQ, and pops from there.
+    q.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
+    assert q.where(a.uid) == "backoff"
+    assert pop_all(q) == ["a"]
+
+
+def test_backoff_completed_moves_without_running_pre_enqueue_again(clock: FakeClock) -> None:
+    hold = _Hold()
+    q, a = _failed_after_an_event(clock, hold, held=False)
+    assert q.where(a.uid) == "backoff"
+    asked = hold.asked
+    clock.step(2.0)
+    assert q.flush_backoff_completed() == 1
+    assert (q.where(a.uid), hold.asked) == ("active", asked)
+
+
+def test_without_popping_from_backoff_pre_enqueue_runs_when_backoff_completes(clock: FakeClock) -> None:
+    hold = _Hold()
+    q, a = _failed_after_an_event(clock, hold, held=True, pop_from_backoff=False)
+    assert q.where(a.uid) == "backoff"
+    clock.step(2.0)
+    q.flush_backoff_completed()
+    assert q.where(a.uid) == "unschedulable"
+    assert a.gated

@@ -375,7 +375,9 @@ async def test_preemption_moves_the_metrics_nominates_in_memory_and_names_the_pr
         "Normal", "Preempting", "Preempted by pod uid-p on node n1", "kubesched")
     assert e["regarding"]["name"] == "victim"
     assert "related" not in e  # as kube-scheduler's (see Scheduler._delete_victim)
-    # The victim gone, the preemptor is assumed on its node, and is nominated no more.
+    # The victim gone (from the informer, then the cache, as its handlers go), the preemptor is
+    # assumed on its node, and is nominated no more.
+    del sched.pods.store[victim.key]
     sched.cache.remove_pod(victim)
     sched.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
     sched.schedule_one(pop(sched))

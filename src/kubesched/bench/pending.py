@@ -33,6 +33,15 @@ class _PodList(msgspec.Struct):
     items: list[_Pod] = []
 
 
+class _ListMeta(msgspec.Struct):
+    remainingItemCount: int = 0
+
+
+class _Page(msgspec.Struct):
+    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
+    items: list[msgspec.Raw] = []
+
+
 def describe(pods: list[_Pod]) -> str:
     """`N pending; M with <reason>: <message> (e.g. pod)`, the commonest message first; pods with no
     PodScheduled=False condition were never attempted (or the scheduler writes none)."""
@@ -52,3 +61,11 @@ def describe(pods: list[_Pod]) -> str:
 async def pending_summary(client: ApiClient, namespace: str) -> str:
     raw = await client.get(f"/api/v1/namespaces/{namespace}/pods", {"fieldSelector": "spec.nodeName="})
     return describe(msgspec.json.decode(raw, type=_PodList).items)
+
+
+async def pods_left(client: ApiClient, namespace: str) -> int:
+    """How many pods the namespace holds, from a one-pod page and its remainingItemCount (a stalled
+    preemption run asks how many low-priority pods are left, not for all of them)."""
+    raw = await client.get(f"/api/v1/namespaces/{namespace}/pods", {"limit": 1})
+    page = msgspec.json.decode(raw, type=_Page)
+    return len(page.items) + page.metadata.remainingItemCount

@@ -33,10 +33,11 @@ class RunResult:
     pods: int
     bound: int = 0
     all_bound: bool = False
-    ready_s: float | None = None  # steady mode: contender start -> ready, when pods begin to arrive
+    # contender start -> ready: steady mode (when pods begin to arrive) and preemption (throughput's start)
+    ready_s: float | None = None
     first_bind_s: float = 0.0  # contender start -> first pod seen bound
     elapsed_s: float = 0.0  # contender start -> last pod seen bound
-    pods_per_s: float = 0.0  # bound pods / (last bind - first bind)
+    pods_per_s: float = 0.0  # bound pods / (last bind - first bind; preemption: - ready)
     server_pods_per_s: float = 0.0  # from the apiserver's PodScheduled times (1 s resolution)
     avg: float = 0.0  # mean of the per-second samples (scheduler_perf's Average)
     p50: float = 0.0

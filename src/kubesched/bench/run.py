@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from kubesched.localcluster import plane
 
 from . import capacity, restart, setup, stats, validity, workload, workloads
 from .contenders import STARTERS, RunContext, Running, warm_bytecode
-from .pending import pending_summary
+from .pending import pending_summary, pods_left
 from .report import RunResult
 from .watcher import Watcher
 from .workloads import Plan
@@ -126,6 +126,8 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             progress(f"  {len(created)}/{opts.pods} pods created")
 
     names = plan.names
+    first_pass = workloads.KINDS[plan.workload].first_pass
+    ready: asyncio.Task[float] | None = None
     async with ApiClient(load_config(ctx.cluster.kubeconfig), qps=-1, burst=0, max_connections=40,
                          user_agent="kubesched-bench") as client:
         await workload.create_namespace(client)
@@ -136,6 +138,8 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             await watcher.start()
             result.bound_before_watch = watcher.bound_before_start
             running = STARTERS[contender](ctx)
+            if first_pass:
+                ready = asyncio.create_task(_ready_at(running), name="bench/ready")
         else:
             await watcher.start()
             running = STARTERS[contender](ctx)
@@ -150,16 +154,22 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
                 creator = asyncio.create_task(
                     workload.create_steadily(client, names, ctx.scheduler_name, opts.rate, on_created,
                                              manifest=plan.manifest))
-            await _wait_bound(running, watcher, opts, progress, client if plan.workload != "basic" else None)
+            victims = (lambda: pods_left(client, workloads.FILL_NAMESPACE)) if first_pass else None
+            await _wait_bound(running, watcher, opts, progress, client if plan.workload != "basic" else None,
+                              victims)
         finally:
             result.harness_cpu_s = time.process_time() - harness_cpu
+            if ready is not None:
+                if ready.done() and not ready.cancelled() and ready.exception() is None:
+                    result.ready_s = ready.result() - running.started
+                ready.cancel()
             if creator is not None and not creator.done():
                 creator.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await creator
             result.exit_code = await asyncio.to_thread(running.stop)
             await watcher.stop()
-            _fill(result, running, watcher, created)
+            _fill(result, running, watcher, created, first_pass)
         report = await capacity.check(client, workload.NAMESPACE)
         result.overcommitted = report.overcommitted
         result.max_pods_on_a_node = report.max_pods_on_a_node
@@ -195,14 +205,24 @@ async def _wait_ready(running: Running) -> None:
         await asyncio.sleep(0.1)
 
 
+async def _ready_at(running: Running) -> float:
+    await _wait_ready(running)
+    return time.monotonic()
+
+
 async def _wait_bound(running: Running, watcher: Watcher, opts: Options, progress: Progress,
-                      stall_client: ApiClient | None = None) -> None:
+                      stall_client: ApiClient | None = None,
+                      victims_left: Callable[[], Awaitable[int]] | None = None) -> None:
     """Until every pod is bound; with `stall_client`, a run without a bind for STALL_FIRST_S (then
-    STALL_S) fails there, saying what the pending pods wait for."""
+    STALL_S) fails there, saying what the pending pods wait for. With `victims_left` (how many
+    low-priority pods are left), one going counts as progress too: binds may wait for a whole
+    pass of preemptions."""
     deadline = running.started + opts.run_timeout()
     last_report = running.started
     last_count = 0
     last_bind, bound = running.started, 0
+    last_progress = running.started
+    left = await victims_left() if victims_left is not None else 0
     while len(watcher.bound_at) < opts.pods:
         await asyncio.sleep(TICK)
         running.meter.sample()
@@ -210,9 +230,15 @@ async def _wait_bound(running: Running, watcher: Watcher, opts: Options, progres
         now = time.monotonic()
         if len(watcher.bound_at) != bound:
             last_bind, bound = now, len(watcher.bound_at)
-        elif stall_client is not None and now - last_bind > (STALL_S if bound else STALL_FIRST_S):
+            last_progress = now
+        elif stall_client is not None and now - last_progress > (STALL_S if bound else STALL_FIRST_S):
+            if victims_left is not None and (n := await victims_left()) < left:
+                left, last_progress = n, now
+                continue
+            gone = (f", no low-priority pod gone for {now - last_progress:.0f} s ({left} left)"
+                    if victims_left is not None else "")
             why = await pending_summary(stall_client, workload.NAMESPACE)
-            raise TimeoutError(f"stalled: {bound}/{opts.pods} pods bound, none for {now - last_bind:.0f} s; "
+            raise TimeoutError(f"stalled: {bound}/{opts.pods} pods bound, none for {now - last_bind:.0f} s{gone}; "
                                f"{why} (log {running.log_path})")
         if now - last_report >= 5:
             count = len(watcher.bound_at)
@@ -224,11 +250,13 @@ async def _wait_bound(running: Running, watcher: Watcher, opts: Options, progres
                                f"{now - running.started:.0f} s (log {running.log_path})")
 
 
-def _fill(result: RunResult, running: Running, watcher: Watcher, created: dict[str, float]) -> None:
+def _fill(result: RunResult, running: Running, watcher: Watcher, created: dict[str, float],
+          from_ready: bool = False) -> None:
     times = list(watcher.bound_at.values())
     result.bound = len(times)
     result.all_bound = result.bound >= result.pods
-    tp = stats.throughput(times)
+    start = running.started + result.ready_s if from_ready and result.ready_s is not None else None
+    tp = stats.throughput(times, start)
     result.pods_per_s, result.avg, result.p50, result.p90, result.p99 = tp.pods_per_s, tp.avg, tp.p50, tp.p90, tp.p99
     result.samples = tp.samples
     if times:

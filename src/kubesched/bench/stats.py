@@ -30,11 +30,13 @@ class Throughput:
     p99: float
 
 
-def throughput(bound_times: Sequence[float]) -> Throughput:
+def throughput(bound_times: Sequence[float], start: float | None = None) -> Throughput:
+    """Counted from the first bind, or from `start` when given (a workload whose binds all wait for
+    work that binds nothing: preemption's first pass)."""
     times = sorted(bound_times)
     if not times:
         return Throughput(0.0, [], 0.0, 0.0, 0.0, 0.0)
-    first, last = times[0], times[-1]
+    first, last = times[0] if start is None else min(start, times[0]), times[-1]
     span = last - first
     whole = int(span)
     samples = [0] * whole

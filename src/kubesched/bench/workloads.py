@@ -54,6 +54,11 @@ class Kind:
     quick_size: tuple[int, int]
     limit_ok: bool  # a logic-free round-robin binder can place it validly
     grouped: bool = False
+    # Binds wait for a first pass over every pod that binds none: each preemptor preempts, then queues
+    # behind the preemptors not tried yet (PrioritySort: equal priority, older queue time first, and a
+    # retried pod's time is its retry's). So throughput counts from the contender's readiness, not
+    # from its first bind, and victims leaving count as progress against the stall limit.
+    first_pass: bool = False
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
@@ -63,7 +68,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("anti-affinity", "required anti-affinity on hostname per group", (1000, 5000), (50, 500),
          limit_ok=True, grouped=True),
     Kind("preemption", "full cluster of low-priority pods, each pod must preempt", (1000, 1000), (50, 50),
-         limit_ok=False),
+         limit_ok=False, first_pass=True),
     Kind("pv", "one pre-bound claim per pod, its PV pinned to one node", (1000, 2000), (50, 200),
          limit_ok=False),
 )}

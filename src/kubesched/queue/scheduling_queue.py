@@ -407,7 +407,9 @@ class SchedulingQueue:
                 if head is None or self._is_backing_off(head):
                     break
                 heap.pop()
-                self._add_active(head, BACKOFF_COMPLETE)
+                # With popping from backoffQ, PreEnqueue ran when the pod went in (kube-scheduler's
+                # moveToActiveQ with movesFromBackoffQ).
+                self._add_active(head, BACKOFF_COMPLETE, gate=not self._pop_from_backoff)
                 moved += 1
         return moved
 
@@ -467,6 +469,13 @@ class SchedulingQueue:
             return "unschedulable"
         if self._is_backing_off(info):
             heap = self._backoff if info.rejected() else self._error_backoff
+            if self._pop_from_backoff and self._gate(info):
+                # kube-scheduler's moveToBackoffQ: a pod may leave backoffQ straight for a cycle, so
+                # PreEnqueue runs on the way in (a preemptor whose victims are still going stays out).
+                self._unschedulable[info.uid] = info
+                if self.on_incoming is not None:
+                    self.on_incoming("unschedulable", event)
+                return "unschedulable"
             heap.push(info.uid, info)
             if self.on_incoming is not None:
                 self.on_incoming("backoff", event)
@@ -476,8 +485,8 @@ class SchedulingQueue:
         self._add_active(info, event)
         return "active"
 
-    def _add_active(self, info: QueuedPodInfo, event: str) -> None:
-        if self._gate(info):
+    def _add_active(self, info: QueuedPodInfo, event: str, gate: bool = True) -> None:
+        if gate and self._gate(info):
             self._unschedulable[info.uid] = info
             if self.on_incoming is not None:
                 self.on_incoming("unschedulable", event)

@@ -11,11 +11,8 @@ from the most important down (pdb.py). Candidates that break no budget are prefe
 nomination goes back to the failure handler in the CycleState (NOMINATED_NODE_KEY,
 kube-scheduler's PostFilterResult), which writes status.nominatedNodeName in the same patch as the
 PodScheduled condition and tells the queue's nominator at once; the victims are deleted (with the
-Preempted event) in the background through the handle's `spawn` port, as kube-scheduler's async
-preemption does, after the nominations of lower-priority pods to the node are cleared.
-
-While its victims are being deleted, the preemptor is held back at PreEnqueue (kube-scheduler's
-IsPodRunningPreemption): until the last victim is terminating, a new cycle would preempt again.
+Preempted event) in the background, as kube-scheduler's async preemption does (executor.py), and
+the preemptor is held back at PreEnqueue meanwhile (kube-scheduler's IsPodRunningPreemption).
 
 Not implemented: extenders, preempting a pod waiting at Permit or in PreBind in memory (it is
 deleted like the others), and pod groups.
@@ -30,7 +27,6 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
@@ -45,6 +41,8 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
 from kubesched.plugins.default_preemption.args import DefaultPreemptionArgs, typed
+from kubesched.plugins.default_preemption.executor import Candidate as Candidate  # re-exported: the type of a result
+from kubesched.plugins.default_preemption.executor import Executor
 from kubesched.plugins.default_preemption.pdb import Budget, NoPDBs, PDBLister, budgets, split_by_violation
 
 NAME = "DefaultPreemption"
@@ -61,15 +59,6 @@ _EVENTS = (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),)
 _PREEMPTED_KEEP = 1000
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Candidate:
-    """A node and the pods to evict there, most important first."""
-
-    name: str
-    victims: list[PodInfo]
-    num_pdb_violations: int = 0
 
 
 def _start_time(pod: Pod) -> float:
@@ -152,10 +141,17 @@ class DefaultPreemption:
         self.profile: Profile | None = None
         # kube-scheduler starts the dry run at a random node (rand.Int31n); tests pass a fixed one.
         self.offset: Callable[[int], int] = offset or random.Random().randrange
-        # Victims deleted by this plugin (uids), standing in for their DisruptionTarget condition.
-        self.preempted: set[str] = set()
-        # Preemptors whose victims are being deleted (uid -> the last victim's key once its turn came).
-        self.running: dict[str, str | None] = {}
+        self.executor = Executor(self.handle)
+
+    @property
+    def preempted(self) -> set[str]:
+        """Victims deleted by this plugin (uids), standing in for their DisruptionTarget condition."""
+        return self.executor.preempted
+
+    @property
+    def running(self) -> dict[str, str | None]:
+        """Preemptors held back (uid -> the last victim's key once its turn came)."""
+        return self.executor.running
 
     def attach_profile(self, profile: Profile) -> None:
         """The profile whose PreFilter extensions and Filters the dry run runs (build_profile calls it)."""
@@ -167,16 +163,11 @@ class DefaultPreemption:
         return _EVENTS
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        """Hold the preemptor back while its preemption runs (IsPodRunningPreemption)."""
-        uid = pod.metadata.uid
-        if uid not in self.running:
-            return None
-        last = self.running[uid]
-        if last is not None:
-            victim = self.handle.pods.get(last)
-            if victim is None or victim.metadata.deletion_timestamp is not None:
-                return None
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
+        """Hold the preemptor back while its preemption runs (IsPodRunningPreemption): until its
+        last victim is terminating or gone from the informer, so a new cycle cannot find it again."""
+        if self.executor.running_preemption(pod.metadata.uid):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
+        return None
 
     # --- PostFilter ---------------------------------------------------------------------------------
 
@@ -186,7 +177,7 @@ class DefaultPreemption:
         if nomination is not None:
             state.write(NOMINATED_NODE_KEY, nomination)
         if candidate is not None:
-            self._actuate(pod.pod, candidate)
+            self.executor.actuate(pod.pod, candidate)
         msg = status.message()
         if msg:
             return Status(status.code, f"preemption: {msg}")
@@ -209,7 +200,7 @@ class DefaultPreemption:
             snapshot = self.handle.snapshot()
         if len(self.preempted) > _PREEMPTED_KEEP:
             present = {p.pod.metadata.uid for ni in snapshot.node_infos for p in ni.pods.values()}
-            self.preempted &= present
+            self.preempted.intersection_update(present)
         latest = self.handle.pods.get(pod.key)
         if latest is not None and latest.metadata.uid == pod.pod.metadata.uid:
             pod = PodInfo(latest)
@@ -355,57 +346,6 @@ class DefaultPreemption:
         if violating and non_violating:
             victims.sort(key=_sort_key)
         return victims, num_violating, None
-
-    # --- the writes ---------------------------------------------------------------------------------
-
-    def _actuate(self, preemptor: Pod, candidate: Candidate) -> None:
-        uid = preemptor.metadata.uid
-        key = f"{preemptor.metadata.namespace}/{preemptor.metadata.name}"
-        self.handle.victims_chosen(len(candidate.victims))
-        # Lower-priority pods nominated to the node lose their nomination: the room is this pod's.
-        prio = preemptor.spec.priority
-        demoted = [pi.pod for pi in self.handle.nominator.nominated_pods_for_node(candidate.name)
-                   if pi.pod.spec.priority < prio]
-        self.handle.spawn(self._write(preemptor, candidate, demoted), f"preemption/{key}")
-        log.info("preempting", extra={"pod": key, "node": candidate.name, "uid": uid,
-                                      "victims": [v.key for v in candidate.victims],
-                                      "pdb_violations": candidate.num_pdb_violations})
-
-    async def _write(self, preemptor: Pod, candidate: Candidate, demoted: Sequence[Pod] = ()) -> None:
-        """prepareCandidateAsync: clear the nominations of lower-priority pods on the node, then
-        PreemptPod for each victim not already terminating: the DisruptionTarget condition, then
-        the deletion with the Preempted event (the preemptor's nomination is the failure handler's)."""
-        key = f"{preemptor.metadata.namespace}/{preemptor.metadata.name}"
-        for pod in demoted:
-            if not pod.status.nominated_node_name:
-                continue
-            s = await self.handle.nominate_pod(pod, "")
-            if s is not None and s.code != Code.SUCCESS:
-                log.warning("clearing a lower-priority nomination failed",
-                            extra={"pod": key, "nominated": f"{pod.metadata.namespace}/{pod.metadata.name}",
-                                   "detail": s.message()})
-        message = f"Preempted by pod {preemptor.metadata.uid} on node {candidate.name}"
-        condition = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"
-        victims = [v for v in candidate.victims if v.pod.metadata.deletion_timestamp is None]
-        uid = preemptor.metadata.uid
-        if victims:
-            self.running[uid] = None
-        try:
-            for i, v in enumerate(victims):
-                if i == len(victims) - 1:
-                    self.running[uid] = v.key
-                await self._preempt_one(key, v, condition, message, preemptor)
-        finally:
-            self.running.pop(uid, None)
-
-    async def _preempt_one(self, key: str, v: PodInfo, condition: str, message: str, preemptor: Pod) -> None:
-        """PreemptPod: the DisruptionTarget condition, then the deletion and its event."""
-        self.preempted.add(v.pod.metadata.uid)
-        s = await self.handle.disrupt_victim(v.pod, condition)
-        if s is None or s.code == Code.SUCCESS:
-            s = await self.handle.delete_victim(v.pod, message, preemptor)
-        if s is not None and s.code != Code.SUCCESS:
-            log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key, "detail": s.message()})
 
 
 def new(args: Mapping[str, Any], handle: Handle | None = None, pdbs: PDBLister | None = None) -> DefaultPreemption:

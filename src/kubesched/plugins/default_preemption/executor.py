@@ -1,0 +1,145 @@
+"""DefaultPreemption's writes for a chosen candidate (kube-scheduler v1.37.2 preemption/executor.go,
+prepareCandidateAsync and PreemptPod, single pods): clear the nominations of lower-priority pods
+on the node, then give each victim the DisruptionTarget condition and delete it (with the Preempted
+event), all but the last at once, then the last. They run in the background through the handle's
+`spawn` port.
+
+The preemptor is held back at PreEnqueue (IsPodRunningPreemption) from the PostFilter on, before
+the failure handler requeues it, until the informer has its last victim terminating or gone:
+earlier, a new cycle would find the same victims and preempt them again. kube-scheduler lets it go
+when its deletion calls return, a moment before its informer has the last deletion; here that
+moment can be long, the informer's events waiting behind the cycles on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kubesched.framework.handle import Handle
+from kubesched.framework.status import Code
+from kubesched.framework.types import PodInfo
+from kubesched.model.objects import Pod
+
+# Victims preempted at once (kube-scheduler's default parallelism, its Parallelizer's workers).
+PARALLELISM = 16
+# Past this many held preemptors, forget those whose preemption is over.
+_RUNNING_KEEP = 1000
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Candidate:
+    """A node and the pods to evict there, most important first."""
+
+    name: str
+    victims: list[PodInfo]
+    num_pdb_violations: int = 0
+
+
+class Executor:
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        # Victims deleted here (uids), standing in for their DisruptionTarget condition.
+        self.preempted: set[str] = set()
+        # Preemptors held back (uid -> the last victim's key once its turn came).
+        self.running: dict[str, str | None] = {}
+
+    def running_preemption(self, uid: str) -> bool:
+        """IsPodRunningPreemption; a preemption found over is forgotten."""
+        if uid not in self.running:
+            return False
+        if self._done(self.running[uid]):
+            del self.running[uid]
+            return False
+        return True
+
+    def _done(self, last: str | None) -> bool:
+        """Whether a preemption whose last victim is `last` (None: not its turn yet) is over."""
+        if last is None:
+            return False
+        victim = self.handle.pods.get(last)
+        return victim is None or victim.metadata.deletion_timestamp is not None
+
+    def actuate(self, preemptor: Pod, candidate: Candidate) -> None:
+        uid = preemptor.metadata.uid
+        key = f"{preemptor.metadata.namespace}/{preemptor.metadata.name}"
+        self.handle.victims_chosen(len(candidate.victims))
+        # Lower-priority pods nominated to the node lose their nomination: the room is this pod's.
+        prio = preemptor.spec.priority
+        demoted = [pi.pod for pi in self.handle.nominator.nominated_pods_for_node(candidate.name)
+                   if pi.pod.spec.priority < prio]
+        if any(v.pod.metadata.deletion_timestamp is None for v in candidate.victims):
+            # Held from now on, as kube-scheduler marks the preemptor before it starts the goroutine:
+            # the writes start only after the cycle.
+            if len(self.running) > _RUNNING_KEEP:
+                self.running = {u: last for u, last in self.running.items() if not self._done(last)}
+            self.running[uid] = None
+        self.handle.spawn(self.write(preemptor, candidate, demoted), f"preemption/{key}")
+        log.info("preempting", extra={"pod": key, "node": candidate.name, "uid": uid,
+                                      "victims": [v.key for v in candidate.victims],
+                                      "pdb_violations": candidate.num_pdb_violations})
+
+    async def write(self, preemptor: Pod, candidate: Candidate, demoted: Sequence[Pod] = ()) -> None:
+        """prepareCandidateAsync: clear the nominations of lower-priority pods on the node, then
+        PreemptPod for each victim not already terminating: the DisruptionTarget condition, then
+        the deletion with the Preempted event (the preemptor's nomination is the failure handler's)."""
+        key = f"{preemptor.metadata.namespace}/{preemptor.metadata.name}"
+        for pod in demoted:
+            if not pod.status.nominated_node_name:
+                continue
+            s = await self.handle.nominate_pod(pod, "")
+            if s is not None and s.code != Code.SUCCESS:
+                log.warning("clearing a lower-priority nomination failed",
+                            extra={"pod": key, "nominated": f"{pod.metadata.namespace}/{pod.metadata.name}",
+                                   "detail": s.message()})
+        message = f"Preempted by pod {preemptor.metadata.uid} on node {candidate.name}"
+        condition = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"
+        victims = [v for v in candidate.victims if v.pod.metadata.deletion_timestamp is None]
+        uid = preemptor.metadata.uid
+        if not victims:
+            return
+        done = False
+        try:
+            # All but the last at once (kube-scheduler's Parallelizer), then the last alone: once the
+            # informer has that one terminating or gone, all of them are.
+            *first, last = victims
+            await self._preempt_all(key, first, condition, message, preemptor)
+            self.running[uid] = last.key
+            done = await self._preempt_one(key, last, condition, message, preemptor)
+        finally:
+            if not done:
+                # No deletion to wait for: let the preemptor try again at its next move.
+                self.running.pop(uid, None)
+
+    async def _preempt_all(self, key: str, victims: Sequence[PodInfo], condition: str, message: str,
+                           preemptor: Pod) -> None:
+        """_preempt_one for each victim, PARALLELISM at a time; a failed one is logged and the others
+        go on, as when they went one after another."""
+        if len(victims) == 1:
+            await self._preempt_one(key, victims[0], condition, message, preemptor)
+            return
+        todo = iter(victims)
+
+        async def worker() -> None:
+            for v in todo:
+                await self._preempt_one(key, v, condition, message, preemptor)
+
+        async with asyncio.TaskGroup() as tg:
+            for i in range(min(PARALLELISM, len(victims))):
+                tg.create_task(worker(), name=f"preemption/{key}/victims-{i}")
+
+    async def _preempt_one(self, key: str, v: PodInfo, condition: str, message: str, preemptor: Pod) -> bool:
+        """PreemptPod: the DisruptionTarget condition, then the deletion and its event; whether the
+        victim is deleted (or was gone already)."""
+        self.preempted.add(v.pod.metadata.uid)
+        s = await self.handle.disrupt_victim(v.pod, condition)
+        if s is None or s.code == Code.SUCCESS:
+            s = await self.handle.delete_victim(v.pod, message, preemptor)
+        if s is not None and s.code != Code.SUCCESS:
+            log.warning("preempting a victim failed", extra={"pod": key, "victim": v.key, "detail": s.message()})
+            return False
+        return True

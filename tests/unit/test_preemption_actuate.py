@@ -1,0 +1,227 @@
+"""DefaultPreemption's writes (kube-scheduler's prepareCandidateAsync): the victims but the last are
+preempted at once, at most PARALLELISM at a time, then the last; the preemptor is held at
+PreEnqueue from the PostFilter on until the informer has that last one terminating or gone; a
+failed victim does not stop the others."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from kubesched.framework.handle import Handle
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+from kubesched.model.objects import Pod
+from kubesched.plugins.default_preemption.executor import PARALLELISM, Candidate
+from kubesched.plugins.default_preemption.plugin import WAITING, DefaultPreemption
+from tests.builders import make_pod
+
+from .scheduling_helpers import pod_of
+
+MESSAGE = "Preempted by pod uid-p on node n1"
+
+
+@dataclass
+class Pods:
+    """The handle's pod lister: what the informer holds."""
+
+    by_key: dict[str, Pod] = field(default_factory=dict)
+
+    def get(self, key: str) -> Pod | None:
+        return self.by_key.get(key)
+
+    def list(self) -> list[Pod]:
+        return list(self.by_key.values())
+
+
+@dataclass
+class Api:
+    """Fake writes that take `delay` seconds each and record how many were in flight at once."""
+
+    delay: float = 0.01
+    fail: set[str] = field(default_factory=set)
+    in_flight: int = 0
+    most: int = 0
+    started: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    disrupted: list[str] = field(default_factory=list)
+    # Set when the write of the pod of this name starts.
+    watch: tuple[str, asyncio.Event] | None = None
+
+    async def disrupt(self, pod: Pod, message: str) -> Status | None:
+        self.started.append(pod.metadata.name)
+        if self.watch is not None and self.watch[0] == pod.metadata.name:
+            self.watch[1].set()
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay)
+        finally:
+            self.in_flight -= 1
+        self.disrupted.append(pod.metadata.name)
+        return None
+
+    async def delete(self, pod: Pod, message: str, preemptor: Pod | None) -> Status | None:
+        await asyncio.sleep(0)
+        if pod.metadata.name in self.fail:
+            return Status(Code.ERROR, f"pods {pod.metadata.name!r}: boom")
+        self.deleted.append(pod.metadata.name)
+        return None
+
+
+def victims(n: int) -> list[PodInfo]:
+    return [PodInfo(pod_of(make_pod(f"v{i}").node("n1").priority(1).req(cpu="1"))) for i in range(n)]
+
+
+def plugin_with(api: Api, pods: Pods) -> DefaultPreemption:
+    return DefaultPreemption(handle=Handle(pods=pods, delete_victim=api.delete, disrupt_victim=api.disrupt))
+
+
+def preemptor() -> Pod:
+    return pod_of(make_pod("p").uid("uid-p").priority(10).req(cpu="3"))
+
+
+@pytest.mark.parametrize(("count", "most"), [
+    (1, 1),
+    (2, 1),
+    (3, 2),
+    (4, 3),
+    (PARALLELISM + 5, PARALLELISM),
+], ids=["one", "two", "three", "four", "more-than-parallelism"])
+def test_all_but_the_last_at_once_then_the_last(count: int, most: int) -> None:
+    api = Api()
+    vs = victims(count)
+    pl = plugin_with(api, Pods())
+    asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs)))
+    names = [v.pod.metadata.name for v in vs]
+    assert sorted(api.deleted) == sorted(names)
+    assert api.deleted[-1] == names[-1]
+    assert api.started[-1] == names[-1]
+    assert api.most == most
+    # Every victim gone from the (empty) informer: the preemptor goes, and is forgotten.
+    assert pl.pre_enqueue(preemptor()) is None
+    assert pl.running == {}
+
+
+def test_the_preemptor_waits_until_the_last_victim_is_terminating() -> None:
+    api = Api(delay=0.05)
+    vs = victims(3)
+    pods = Pods({v.key: v.pod for v in vs})
+    tasks: list[asyncio.Task[Any]] = []
+
+    def spawn(coro: Coroutine[Any, Any, Any], name: str) -> object:
+        tasks.append(asyncio.get_running_loop().create_task(coro, name=name))
+        return tasks[-1]
+
+    pl = DefaultPreemption(handle=Handle(pods=pods, delete_victim=api.delete, disrupt_victim=api.disrupt,
+                                         spawn=spawn))
+    p = preemptor()
+    seen: list[Status | None] = []
+
+    async def scenario() -> None:
+        last_started = asyncio.Event()
+        api.watch = (vs[-1].pod.metadata.name, last_started)
+        pl.executor.actuate(p, Candidate("n1", vs))
+        (task,) = tasks
+        await asyncio.sleep(0.01)  # the first two in flight
+        assert api.in_flight == 2
+        seen.append(pl.pre_enqueue(p))
+        await last_started.wait()
+        seen.append(pl.pre_enqueue(p))  # the last one's turn, not terminating yet
+        last = pods.by_key[vs[-1].key]
+        last.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+        seen.append(pl.pre_enqueue(p))
+        await task
+
+    asyncio.run(scenario())
+    assert [s.message() if s else None for s in seen] == [WAITING, WAITING, None]
+    assert seen[0] is not None
+    assert seen[0].code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert pl.pre_enqueue(p) is None
+
+
+def test_a_failed_victim_does_not_stop_the_others(caplog: pytest.LogCaptureFixture) -> None:
+    api = Api(fail={"v1"})
+    vs = victims(4)
+    pl = plugin_with(api, Pods())
+    with caplog.at_level(logging.WARNING, logger="kubesched.plugins.default_preemption.executor"):
+        asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs)))
+    assert sorted(api.deleted) == ["v0", "v2", "v3"]
+    assert [r.getMessage() for r in caplog.records] == ["preempting a victim failed"]
+    assert pl.preempted == {v.pod.metadata.uid for v in vs}
+
+
+def test_victims_already_terminating_are_left_alone() -> None:
+    api = Api()
+    vs = victims(3)
+    vs[0].pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    pl = plugin_with(api, Pods())
+    asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs)))
+    assert sorted(api.deleted) == ["v1", "v2"]
+    assert api.most == 1
+
+
+@dataclass
+class Spawned:
+    coros: list[Coroutine[Any, Any, Any]] = field(default_factory=list)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> object:
+        self.coros.append(coro)
+        return None
+
+    def run(self) -> None:
+        async def all_of() -> None:
+            for c in self.coros:
+                await c
+        asyncio.run(all_of())
+
+
+def test_the_preemptor_is_held_from_the_post_filter_on_until_the_informer_has_the_last_victim_gone() -> None:
+    # The failure handler requeues the preemptor right after the cycle, before the writes have
+    # started; held only once they had, it went back to the queue and preempted the same victims again.
+    api, spawned = Api(), Spawned()
+    vs = victims(3)
+    pods = Pods({v.key: v.pod for v in vs})
+    pl = DefaultPreemption(handle=Handle(pods=pods, delete_victim=api.delete, disrupt_victim=api.disrupt,
+                                         spawn=spawned.spawn))
+    p = preemptor()
+    pl.executor.actuate(p, Candidate("n1", vs))
+    held = pl.pre_enqueue(p)
+    assert held is not None
+    assert held.message() == WAITING
+    spawned.run()
+    assert sorted(api.deleted) == ["v0", "v1", "v2"]
+    # The deletions are done, but the informer still has the last victim: a cycle now would find it.
+    assert pl.pre_enqueue(p) is not None
+    del pods.by_key[vs[0].key], pods.by_key[vs[1].key]
+    assert pl.pre_enqueue(p) is not None
+    del pods.by_key[vs[2].key]
+    assert pl.pre_enqueue(p) is None
+    assert pl.running == {}
+
+
+def test_a_failed_last_victim_lets_the_preemptor_go_at_once() -> None:
+    api = Api(fail={"v2"})
+    vs = victims(3)
+    pl = plugin_with(api, Pods({v.key: v.pod for v in vs}))
+    asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs)))
+    assert pl.running == {}
+    assert pl.pre_enqueue(preemptor()) is None
+
+
+def test_no_victim_to_delete_holds_nothing() -> None:
+    api, spawned = Api(), Spawned()
+    vs = victims(2)
+    for v in vs:
+        v.pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    pl = DefaultPreemption(handle=Handle(pods=Pods({v.key: v.pod for v in vs}), delete_victim=api.delete,
+                                         disrupt_victim=api.disrupt, spawn=spawned.spawn))
+    pl.executor.actuate(preemptor(), Candidate("n1", vs))
+    assert pl.pre_enqueue(preemptor()) is None
+    spawned.run()
+    assert api.deleted == []
