@@ -113,6 +113,11 @@ class HostPortInfo:
     def __len__(self) -> int:
         return sum(len(m) for m in self._by_ip.values())
 
+    def clone(self) -> HostPortInfo:
+        c = HostPortInfo()
+        c._by_ip = {ip: dict(m) for ip, m in self._by_ip.items()}
+        return c
+
     def check_conflict(self, port: HostPort) -> bool:
         """0.0.0.0 conflicts with the same protocol/port on any ip; a specific ip with itself and 0.0.0.0."""
         ip, proto, num = port
@@ -204,8 +209,27 @@ class NodeInfo:
         return True
 
     def clone(self) -> NodeInfo:
-        """A copy whose pods can be added and removed without touching this one (preemption's dry run)."""
-        return NodeInfo(self.node, self.pods.values())
+        """A copy whose pods can be added and removed without touching this one (preemption's dry
+        run, the filters with nominated pods): the sums copied, not recomputed from every pod."""
+        c = NodeInfo.__new__(NodeInfo)
+        # What set_node derives from the node is replaced, never changed in place: shared.
+        c.node = self.node
+        c.name = self.name
+        c.labels = self.labels
+        c.unschedulable = self.unschedulable
+        c.allocatable = self.allocatable
+        c.no_schedule_taints = self.no_schedule_taints
+        c.prefer_no_schedule_taints = self.prefer_no_schedule_taints
+        c.image_sizes = self.image_sizes
+        c.requested = self.requested.copy()
+        c.non0_cpu = self.non0_cpu
+        c.non0_mem = self.non0_mem
+        c.pods = dict(self.pods)
+        c.pods_with_affinity = dict(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = dict(self.pods_with_required_anti_affinity)
+        c.used_ports = self.used_ports.clone()
+        c.pvc_refs = dict(self.pvc_refs)
+        return c
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
