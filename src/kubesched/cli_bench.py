@@ -12,6 +12,7 @@ from .bench import plot, workloads
 from .bench.contenders import NAMES, STARTERS
 from .bench.report import RunResult, table, write_json
 from .bench.run import Options, run_all
+from .localcluster.plane import ClusterError
 
 QUICK = {"nodes": 50, "pods": 500, "rounds": 1}
 
@@ -124,7 +125,13 @@ def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int
     out.mkdir(parents=True, exist_ok=True)
     results: list[RunResult] = []
     for opts in plans:
-        results += run_all(opts, progress)
+        try:
+            results += run_all(opts, progress)
+        except ClusterError as e:
+            # The plane could not start (nodes not Ready in time, a component down): say so, with
+            # the log it names, rather than a traceback.
+            raise click.ClickException(
+                f"the local control plane for the {opts.workload} workload did not start: {e}") from None
     click.echo(table(results))
     options = _options(plans, kinds)
     json_path = out / "bench.json"
