@@ -28,8 +28,9 @@ LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 4.0, 3.0, 1.0
 REPLICA = (f"--scheduler-name={SCHEDULER}", "--leader-elect", f"--leader-elect-resource-name={LEASE}",
            f"--leader-elect-lease-duration={LEASE_DURATION:g}s", f"--leader-elect-renew-deadline={RENEW_DEADLINE:g}s",
            f"--leader-elect-retry-period={RETRY_PERIOD:g}s")
-# What process start-up, a request and this test's polling add to the protocol's own bounds.
-SLACK = 0.75
+# What requests through etcd and this test's polling add to the protocol's own bounds on a loaded
+# 2-core machine (here 3.7-4.7 s of failover after SIGKILL, once 5.95 s in CI).
+SLACK = 1.5
 
 
 def lease_spec(plane: Kube) -> dict[str, Any]:
@@ -118,7 +119,10 @@ def test_one_leader_schedules_and_standbys_take_over_on_kill_and_on_sigterm(
         new, kill_failover = wait_holder_change(plane, old, timeout=3 * LEASE_DURATION)
         print(f"failover after SIGKILL: {kill_failover:.2f} s")
         assert leader_of(plane, replicas) is second
-        assert kill_failover <= LEASE_DURATION + RETRY_PERIOD + SLACK
+        # The standby trusts its own clock only: it counts the lease from when it saw the last
+        # renewal, up to ~1.1 retry periods after it was made, and tries again when that runs out.
+        # client-go's bound is looser still (its attempts are 1 to 2.2 retry periods apart).
+        assert kill_failover <= LEASE_DURATION + 2 * RETRY_PERIOD + SLACK
         assert lease_spec(plane)["leaseTransitions"] == 1
         wait_for("the new leader to say so", lambda: "became leader" in second.log(), timeout=5)
         more = create_batch(plane, ns, "after-kill")
