@@ -283,6 +283,32 @@ def test_filter_scalar_and_batch_agree(args: dict[str, Any], p: Pod, want: dict[
         n: r for n, r in want.items() if r is not None}
 
 
+def test_batch_mask_kept_per_kind_of_pod_follows_node_label_changes() -> None:
+    """The batch Filter keeps its mask over every row until a node's labels change: a node joining
+    the pool is then reserved for it, and a pool pod goes there, in the next cycle."""
+    from kubesched.cache import Cache
+    pl = plugin(DEFAULT_WITH_EXCLUDED)
+    cache = Cache()
+    for b in nodes_default():
+        cache.add_node(b.obj())
+    cache.add_node(make_node("joining").obj())
+    plain, pool_pod = PodInfo(pod()), PodInfo(cronjob_pod())
+
+    def passing(info: PodInfo) -> dict[str, bool]:
+        snapshot = cache.snapshot()
+        state = CycleState()
+        pl.pre_filter(state, info, snapshot)
+        mask = pl.filter_batch(state, info, snapshot, snapshot.all_rows)
+        return dict(zip(snapshot.names, [True] * snapshot.n if mask is None else mask.tolist(), strict=True))
+
+    for _ in range(2):  # the second read is the kept mask
+        assert passing(plain) == {POOL_NODE: False, GENERAL: True, EXCLUDED: False, "joining": True}
+        assert passing(pool_pod) == {POOL_NODE: True, GENERAL: False, EXCLUDED: False, "joining": False}
+    cache.update_node(make_node("joining").label("kubesched.io/pool", "cronjob").obj())
+    assert passing(plain) == {POOL_NODE: False, GENERAL: True, EXCLUDED: False, "joining": False}
+    assert passing(pool_pod) == {POOL_NODE: True, GENERAL: False, EXCLUDED: False, "joining": True}
+
+
 def test_every_rejection_is_unresolvable() -> None:
     pl = plugin(DEFAULT_WITH_EXCLUDED)
     nodes = nodes_default()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.framework import PodInfo
+from kubesched.framework import PodInfo, types
 from kubesched.framework.resources import Resource
 from tests.builders import PodBuilder, make_pod
 
@@ -58,3 +58,25 @@ def test_host_ports_include_sidecars_only() -> None:
 def test_images_normalized() -> None:
     info = PodInfo(make_pod("p").image("nginx").image("reg:5000/app").image("a/b:1.0").obj())
     assert info.images == ("nginx:latest", "reg:5000/app:latest", "a/b:1.0")
+
+
+@pytest.mark.parametrize("variant", [
+    pytest.param(make_pod("v").req(cpu="100m", memory="64Mi"), id="same-requests"),
+    pytest.param(make_pod("v").req(cpu="200m", memory="64Mi"), id="other-cpu"),
+    pytest.param(make_pod("v").req(cpu="100m", memory="64Mi").req(), id="one-more-container"),
+    pytest.param(make_pod("v").req(cpu="100m", memory="64Mi").init_req(cpu="1"), id="init-container"),
+    pytest.param(make_pod("v").req(cpu="100m", memory="64Mi").init_req(cpu="1", sidecar=True), id="sidecar"),
+    pytest.param(make_pod("v").req(cpu="100m", memory="64Mi").overhead(cpu="50m"), id="overhead"),
+    pytest.param(make_pod("v").req(cpu="100m", memory="64Mi").pod_requests(cpu="2"), id="pod-level"),
+    pytest.param(make_pod("v").node("n").req(cpu="100m", memory="64Mi")
+                 .container_status("c0", allocated={"cpu": "2"}), id="resize-status"),
+])
+def test_figures_are_shared_only_by_pods_that_ask_alike(variant: PodBuilder) -> None:
+    """PodInfo keeps one set of request figures per content: a pod that differs in anything the
+    requests read gets its own, equal to what computing them afresh gives."""
+    first = PodInfo(make_pod("base").req(cpu="100m", memory="64Mi").obj())
+    pod = variant.obj()
+    info = PodInfo(pod)
+    fresh = types._compute_figures(pod)
+    assert (info.requests, info.non0_cpu, info.non0_mem, info.score_cpu, info.score_mem) == fresh
+    assert (info.requests is first.requests) == (types._figures_key(pod) == types._figures_key(first.pod))

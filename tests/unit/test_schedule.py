@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.framework import FitError, NodeCursor, PodInfo, ScheduleResult, num_feasible_nodes_to_find, schedule_pod
+from kubesched.framework import schedule as schedule_module
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod, term
 from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with
 
@@ -116,3 +120,18 @@ def test_single_feasible_node_is_not_scored() -> None:
     assert isinstance(result, ScheduleResult)
     assert result.suggested_host == "a"
     assert result.total_scores() == {}
+
+
+@given(st.lists(st.booleans(), max_size=40) | st.none(), st.integers(0, 60), st.integers(0, 45), st.integers(1, 40))
+def test_first_feasible_from_start_wraps_around(passing: list[bool] | None, start: int, want: int, m: int) -> None:
+    """The sampled search's first `want` passing positions from `start`, wrapping: those of the
+    passing positions rotated to begin at `start`."""
+    if passing is not None:
+        m = len(passing)
+    if m == 0:
+        return
+    start %= m
+    mask = None if passing is None else np.array(passing, dtype=np.bool_)
+    candidates = np.arange(m, dtype=np.intp) if mask is None else np.flatnonzero(mask)
+    rotated = [p for p in candidates.tolist() if p >= start] + [p for p in candidates.tolist() if p < start]
+    assert schedule_module._first_from(mask, m, start, want).tolist() == rotated[:want]

@@ -121,6 +121,12 @@ def is_pod_resize_infeasible(pod: Pod) -> bool:
     return False
 
 
+def status_may_differ(pod: Pod) -> bool:
+    """Whether pod_requests reads the pod's status (a resize under way or infeasible): a pending pod's
+    requests are then a function of its spec alone."""
+    return _has_resize_status(pod) or is_pod_resize_infeasible(pod)
+
+
 def _has_resize_status(pod: Pod) -> bool:
     """Whether any status source can differ from the spec; without one, all three sources are the spec."""
     status = pod.status

@@ -146,6 +146,18 @@ def _rotated(positions: npt.NDArray[np.intp], start: int) -> npt.NDArray[np.intp
     return np.concatenate((positions[cut:], positions[:cut]))
 
 
+def _first_from(passing: npt.NDArray[np.bool_] | None, m: int, start: int, want: int) -> Rows:
+    """The first `want` positions of [0, m) that pass, met from `start` wrapping around; all of them
+    when fewer pass."""
+    if passing is None:
+        return (np.arange(min(want, m), dtype=np.intp) + start) % m if m else np.arange(0, dtype=np.intp)
+    after = np.flatnonzero(passing[start:])
+    if len(after) >= want:
+        return after[:want] + start
+    before = np.flatnonzero(passing[:start])[:want - len(after)]
+    return np.concatenate((after + start, before))
+
+
 def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows,
                   want: int, start: int, diagnosis: Diagnosis,
                   statuses_on_success: bool = False) -> tuple[Rows, int]:
@@ -182,13 +194,13 @@ def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: S
         if passing is None:
             passing = np.ones(m, dtype=np.bool_)
         passing[list(overrides)] = False
-    candidates = np.arange(m, dtype=np.intp) if passing is None else np.flatnonzero(passing)
-    order = _rotated(candidates, start)
     if not scalar:
-        feasible_pos = order[:want]
+        feasible_pos = _first_from(passing, m, start, want)
         enough = want > 0 and len(feasible_pos) == want
         processed = (int(feasible_pos[-1]) - start) % m + 1 if enough else m
     else:
+        candidates = np.arange(m, dtype=np.intp) if passing is None else np.flatnonzero(passing)
+        order = _rotated(candidates, start)
         found: list[int] = []
         processed = m
         node_infos = snapshot.node_infos
@@ -205,9 +217,9 @@ def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: S
         feasible_pos = np.array(found, dtype=np.intp)
 
     # Rejected nodes among the examined ones: those not feasible in rotated [start, start+processed).
-    examined = (np.arange(processed, dtype=np.intp) + start) % m if m else np.arange(0, dtype=np.intp)
     # A sampled cycle needs them too: its batch Filter observations take the codes of the statuses.
     if len(feasible_pos) < processed and (statuses_on_success or rec is not None or not len(feasible_pos)):
+        examined = (np.arange(processed, dtype=np.intp) + start) % m
         is_feasible = np.zeros(m, dtype=np.bool_)
         is_feasible[feasible_pos] = True
         rejected = examined[~is_feasible[examined]]
@@ -395,13 +407,15 @@ def score_nodes(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Sna
         if normalize is not None:
             scores = normalize(state, pod, scores) if rec is None else timed(
                 rec, scorer.name, "ScoreExtensionNormalize", normalize, state, pod, scores)
-        if len(scores) and (int(scores.min()) < 0 or int(scores.max()) > MAX_NODE_SCORE):
+        # One pass: read as unsigned, a negative score is larger than any valid one.
+        if len(scores) and (int(scores.view(np.uint64).max()) > MAX_NODE_SCORE if scores.dtype == np.int64
+                            else int(scores.min()) < 0 or int(scores.max()) > MAX_NODE_SCORE):
             bad = int(scores.min()) if int(scores.min()) < 0 else int(scores.max())
             raise SchedulingError(Status(
                 Code.ERROR, f'plugin "{scorer.name}" returns an invalid score {bad}, it should in the range of '
                 f"[0, {MAX_NODE_SCORE}] after normalizing", plugin=scorer.name))
         per_plugin[scorer.name] = scores
-        total += scores * weight
+        total += scores if weight == 1 else scores * weight
     return total, per_plugin
 
 

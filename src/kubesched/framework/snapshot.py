@@ -28,6 +28,7 @@ I32 = npt.NDArray[np.int32]
 Bools = npt.NDArray[np.bool_]
 
 _A = TypeVar("_A", bound=np.ndarray[Any, Any])
+_T = TypeVar("_T")
 
 TaintKey = tuple[tuple[str, str, str], ...]
 
@@ -105,6 +106,7 @@ class Snapshot:
         self.labels_version = 0
         self._rows_with_label: dict[str, tuple[int, Bools]] = {}
         self._codes_present: dict[str, tuple[int, list[int]]] = {}
+        self._by_labels: dict[Hashable, tuple[int, object]] = {}
         # "namespace/claim" -> how many pods on the nodes use it (kube-scheduler usedPVCRefCounts),
         # and each row's share of it, so a row's refresh can take its old share out.
         self.used_pvcs: dict[str, int] = {}
@@ -249,6 +251,14 @@ class Snapshot:
             mask = codes >= 0 if codes is not None else np.zeros(self.n, dtype=np.bool_)
             found = self._rows_with_label[label] = (self.labels_version, mask)
         return found[1]
+
+    def by_labels(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """compute(), kept under key until a node's labels change (a node added or removed makes a
+        new snapshot): for what depends on the nodes' labels alone. Shared: read it."""
+        found = self._by_labels.get(key)
+        if found is None or found[0] != self.labels_version:
+            found = self._by_labels[key] = (self.labels_version, compute())
+        return cast(_T, found[1])
 
     def codes_present(self, label: str) -> list[int]:
         """The codes of label some row holds, ascending (a value may have left every node)."""

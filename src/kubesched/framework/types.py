@@ -12,6 +12,7 @@ from kubesched.framework.resources import (
     milli_of,
     pod_level_requests_set,
     pod_requests,
+    status_may_differ,
     value_of,
 )
 from kubesched.model.objects import Node, Pod, Taint, Toleration
@@ -40,6 +41,59 @@ def _host_ports(pod: Pod) -> tuple[HostPort, ...]:
     return tuple(ports)
 
 
+# (requests, non0 cpu, non0 memory, score cpu, score memory): what PodInfo derives from requests.
+_Figures = tuple[Resource, int, int, int, int]
+_FIGURES: dict[tuple[object, ...], _Figures] = {}
+_MAX_FIGURES = 4096
+
+
+def _figures_key(pod: Pod) -> tuple[object, ...] | None:
+    """What the request figures of a pod read (None: its status too, so not shared): the pods of one
+    workload ask alike, and parsing and summing their quantities is most of a PodInfo's cost."""
+    if status_may_differ(pod):
+        return None
+    spec = pod.spec
+    return (tuple(tuple(c.resources.requests.items()) if c.resources.requests else () for c in spec.containers),
+            tuple((c.restart_policy, tuple(c.resources.requests.items()) if c.resources.requests else ())
+                  for c in spec.init_containers),
+            tuple(spec.resources.requests.items()) if spec.resources is not None else None,
+            tuple(spec.overhead.items()) if spec.overhead else None)
+
+
+def _compute_figures(pod: Pod) -> _Figures:
+    reqs = pod_requests(pod)
+    requests = Resource.from_decimals(reqs)
+    # What the pod counts for when scoring, with 100m / 200Mi for each container that asks
+    # for nothing: kube-scheduler's NonZeroRequested (node side) and the Fit score's request.
+    pod_level = pod_level_requests_set(pod)
+    if not pod_level:
+        non_missing = DEFAULT_NON_MISSING
+    else:
+        non_missing = {k: v for k, v in DEFAULT_NON_MISSING.items() if k not in reqs}
+    non0 = pod_requests(pod, non_missing) if non_missing else reqs
+    non0_cpu = milli_of(non0[CPU]) if CPU in non0 else 0
+    non0_mem = value_of(non0[MEMORY]) if MEMORY in non0 else 0
+    if pod_level:
+        scored = pod_requests(pod, DEFAULT_NON_MISSING)
+        return (requests, non0_cpu, non0_mem, milli_of(scored[CPU]) if CPU in scored else 0,
+                value_of(scored[MEMORY]) if MEMORY in scored else 0)
+    return requests, non0_cpu, non0_mem, non0_cpu, non0_mem
+
+
+def request_figures(pod: Pod) -> _Figures:
+    """The pod's requests and the non-zero ones scoring counts, shared by pods that ask alike (the
+    Resource is shared too: read it, never change it)."""
+    key = _figures_key(pod)
+    if key is None:
+        return _compute_figures(pod)
+    found = _FIGURES.get(key)
+    if found is None:
+        if len(_FIGURES) >= _MAX_FIGURES:
+            _FIGURES.clear()
+        found = _FIGURES[key] = _compute_figures(pod)
+    return found
+
+
 class PodInfo:
     """A pod with everything the plugins need precomputed, so a cycle never re-parses quantities."""
 
@@ -50,25 +104,7 @@ class PodInfo:
         self.pod = pod
         self.key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         self.uid = pod.metadata.uid or self.key
-        reqs = pod_requests(pod)
-        self.requests = Resource.from_decimals(reqs)
-        # What the pod counts for when scoring, with 100m / 200Mi for each container that asks
-        # for nothing: kube-scheduler's NonZeroRequested (node side) and the Fit score's request.
-        pod_level = pod_level_requests_set(pod)
-        if not pod_level:
-            non_missing = DEFAULT_NON_MISSING
-        else:
-            non_missing = {k: v for k, v in DEFAULT_NON_MISSING.items() if k not in reqs}
-        non0 = pod_requests(pod, non_missing) if non_missing else reqs
-        self.non0_cpu = milli_of(non0[CPU]) if CPU in non0 else 0
-        self.non0_mem = value_of(non0[MEMORY]) if MEMORY in non0 else 0
-        if pod_level:
-            scored = pod_requests(pod, DEFAULT_NON_MISSING)
-            self.score_cpu = milli_of(scored[CPU]) if CPU in scored else 0
-            self.score_mem = value_of(scored[MEMORY]) if MEMORY in scored else 0
-        else:
-            self.score_cpu = self.non0_cpu
-            self.score_mem = self.non0_mem
+        self.requests, self.non0_cpu, self.non0_mem, self.score_cpu, self.score_mem = request_figures(pod)
         self.host_ports = _host_ports(pod)
         self.images = tuple(normalized_image_name(c.image)
                             for c in (*pod.spec.init_containers, *pod.spec.containers))

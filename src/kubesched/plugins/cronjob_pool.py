@@ -292,7 +292,15 @@ class CronJobPool:
         return self._reserved[code - _RESERVED]
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
-        passing = self._codes(self._pod_state(state, pod), snapshot, rows) == _PASS
+        ps = self._pod_state(state, pod)
+        if rows is snapshot.all_rows:
+            # Pool membership follows node labels only: one mask per kind of pod until they change.
+            kept = snapshot.by_labels((self, ps.pool, ps.pool_only), lambda: self._passing(ps, snapshot, rows))
+            return None if kept is None else kept.copy()
+        return self._passing(ps, snapshot, rows)
+
+    def _passing(self, ps: _PodState, snapshot: Snapshot, rows: Rows) -> Bools | None:
+        passing = self._codes(ps, snapshot, rows) == _PASS
         return None if passing.all() else passing
 
     def filter_statuses(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> list[Status]:
