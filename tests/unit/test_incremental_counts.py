@@ -226,3 +226,69 @@ def test_a_long_lived_snapshot_answers_as_a_fresh_one(ops: list[tuple[str, int, 
                 assert not isinstance(got[1], FitError)
                 assert got[0].suggested_host == got[1].suggested_host
                 assert got[0].total_scores() == got[1].total_scores()
+
+
+# --- what a new memo starts from -------------------------------------------------------------------
+
+label_op_st = st.tuples(st.sampled_from(["add", "remove", "relabel", "refresh"]), st.integers(0, 5),
+                        st.sampled_from(["ns1", "ns2"]), st.sampled_from(["a", "b", "c"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=st.lists(label_op_st, min_size=1, max_size=20))
+def test_no_pod_matches_follows_every_pod_change(ops: list[tuple[str, int, str, str]]) -> None:
+    """The (namespace, label) index a new memo reads to start at zeros agrees, after any changes,
+    with a walk over the pods: the index is built at the first question and moved by each change."""
+    cache = cache_with(_nodes())  # type: ignore[arg-type]
+    snap = cache.snapshot()
+    pods: dict[int, Pod] = {}
+    for i, (op, node, ns, app) in enumerate(ops):
+        if op == "remove" and pods:
+            cache.remove_pod(pods.pop(sorted(pods)[i % len(pods)]))
+        elif op == "relabel" and pods:
+            j = sorted(pods)[i % len(pods)]
+            old = pods[j]
+            pods[j] = make_pod(old.metadata.name, old.metadata.namespace).node(old.spec.node_name).labels(app=app).obj()
+            cache.update_pod(pods[j])
+        elif op == "refresh":
+            # a row refreshed without the pod that changed it (the cache does so when a node held
+            # another copy of a pod): the index is built again
+            snap.refresh_pods(node)
+        else:
+            pods[i] = make_pod(f"p{i}", ns).node(f"n{node}").labels(app=app).obj()
+            cache.add_pod(pods[i])
+        for space in ("ns1", "ns2"):
+            for values in (["a"], ["b", "c"]):
+                held = any(p.metadata.namespace == space and p.metadata.labels.get("app") in values
+                           for p in pods.values())
+                assert snap.no_pod_matches((space,), [("app", values)]) == (not held)
+
+
+def test_a_memo_started_from_zeros_or_key_counts_moves_like_a_counted_one() -> None:
+    cache = cache_with(_nodes())  # type: ignore[arg-type]
+    snap = cache.snapshot()
+
+    def count_pod(pi: PodInfo) -> int:
+        return 1 if pi.pod.metadata.labels.get("app") == "x" else 0
+
+    def count(ni: NodeInfo) -> int:
+        return sum(count_pod(pi) for pi in ni.pods.values())
+
+    started = snap.per_row("x-started", count, count_pod, snap.zeros_unless_labelled(("default",), [("app", ["x"])]))
+    assert started.tolist() == [0] * 6
+    cache.add_pod(make_pod("a").node("n1").labels(app="x").obj())
+    cache.add_pod(make_pod("b").node("n1").labels(app="y").obj())
+    assert snap.per_row("x-started", count, count_pod).tolist() == [0, 1, 0, 0, 0, 0]
+    # labelled now: a new memo counts instead of starting at zeros
+    assert snap.per_row("x-counted", count, count_pod,
+                        snap.zeros_unless_labelled(("default",), [("app", ["x"])])).tolist() == [0, 1, 0, 0, 0, 0]
+
+    def apps(pi: PodInfo) -> tuple[str, ...]:
+        return (pi.pod.metadata.labels.get("app", ""),)
+
+    snap.keys_per_row("apps", apps)
+    assert snap.key_counts("apps", "y") is not None
+    keyed = snap.per_row("y-keyed", lambda ni: 0, None, lambda: snap.key_counts("apps", "y"))
+    assert keyed.tolist() == [0, 1, 0, 0, 0, 0]
+    cache.add_pod(make_pod("c").node("n2").labels(app="y").obj())
+    assert snap.key_counts("apps", "y") is None  # the keys memo has not seen the change yet

@@ -74,9 +74,26 @@ class RowMemos:
         self._log_base = 0
         self._row_memos: OrderedDict[Hashable, _RowMemo] = OrderedDict()
         self._row_keys: dict[Hashable, _RowKeys] = {}
+        # (namespace, label key, value) -> the pods carrying it: built when first asked, moved by
+        # each pod added or removed, dropped (built again) on a change without one.
+        self._pairs: dict[tuple[str, str, str], int] | None = None
 
     def pods_changed(self, i: int, pod: PodInfo | None = None, sign: int = 0) -> None:
         self.pods_version[i] += 1
+        pairs = self._pairs
+        if pairs is not None:
+            if pod is None or not sign:
+                self._pairs = None
+            else:
+                meta = pod.pod.metadata
+                ns = meta.namespace
+                for k, v in meta.labels.items():
+                    pair = (ns, k, v)
+                    left = pairs.get(pair, 0) + sign
+                    if left > 0:
+                        pairs[pair] = left
+                    else:
+                        pairs.pop(pair, None)
         log = self._log
         log.append(i)
         self._log_pods.append((pod, sign) if pod is not None and sign else None)
@@ -95,12 +112,39 @@ class RowMemos:
         rows: list[int] = np.flatnonzero(versions != self.pods_version).tolist()
         return rows
 
+    def none_labelled(self, namespaces: Iterable[str], pairs: Iterable[tuple[str, Iterable[str]]]) -> bool:
+        """Whether, for one of the (label key, values) pairs, no pod of these namespaces carries the
+        key with one of the values: then no pod matches a selector that requires them."""
+        held = self._pairs
+        if held is None:
+            held = self._pairs = {}
+            for ni in self.node_infos:
+                for pi in ni.pods.values():
+                    meta = pi.pod.metadata
+                    for k, v in meta.labels.items():
+                        pair = (meta.namespace, k, v)
+                        held[pair] = held.get(pair, 0) + 1
+        spaces = tuple(namespaces)
+        return any(not any((ns, key, v) in held for ns in spaces for v in values) for key, values in pairs)
+
+    def key_counts(self, keys_key: Hashable, k: Hashable) -> I64 | None:
+        """Per row, how many pods hold k in the keys_per_row memo under keys_key, when that memo is
+        current (else None): what a per-term memo starts from instead of counting every node."""
+        memo = self._row_keys.get(keys_key)
+        if memo is None or memo.epoch != self._epoch():
+            return None
+        return np.fromiter((row.get(k, 0) for row in memo.rows), dtype=np.int64, count=self.n)
+
     def _memo(self, key: Hashable, count: Callable[[NodeInfo], int],
-              count_pod: Callable[[PodInfo], int] | None = None) -> _RowMemo:
+              count_pod: Callable[[PodInfo], int] | None = None,
+              initial: Callable[[], I64 | None] | None = None) -> _RowMemo:
         memo = self._row_memos.get(key)
         epoch = self._epoch()
         if memo is None:
-            values = np.fromiter((count(ni) for ni in self.node_infos), dtype=np.int64, count=self.n)
+            # initial: the values found a cheaper way (None: count every node)
+            found = initial() if initial is not None else None
+            values = found if found is not None else np.fromiter(
+                (count(ni) for ni in self.node_infos), dtype=np.int64, count=self.n)
             memo = self._row_memos[key] = _RowMemo(values, self.pods_version.copy(), epoch)
             if len(self._row_memos) > MAX_ROW_MEMOS:
                 self._row_memos.popitem(last=False)
@@ -130,15 +174,17 @@ class RowMemos:
         memo.versions[i] = self.pods_version[i]
 
     def per_row(self, key: Hashable, count: Callable[[NodeInfo], int],
-                count_pod: Callable[[PodInfo], int] | None = None) -> I64:
-        return self._memo(key, count, count_pod).values
+                count_pod: Callable[[PodInfo], int] | None = None,
+                initial: Callable[[], I64 | None] | None = None) -> I64:
+        return self._memo(key, count, count_pod, initial).values
 
     def sums_by_label(self, key: Hashable, count: Callable[[NodeInfo], int], label: str, codes: I32,
-                      size: int, labels_version: int, count_pod: Callable[[PodInfo], int] | None = None) -> I64:
+                      size: int, labels_version: int, count_pod: Callable[[PodInfo], int] | None = None,
+                      initial: Callable[[], I64 | None] | None = None) -> I64:
         """Per code of label (codes: each row's code, -1 without the label; size: the codes in use):
         the sum of per_row(key, count) over the rows with that code. Node labels changing
         (labels_version) makes it sum again."""
-        memo = self._memo(key, count, count_pod)
+        memo = self._memo(key, count, count_pod, initial)
         found = memo.label_sums.get(label)
         if found is None or found.labels_version != labels_version or found.codes is not codes:
             sums = np.bincount(codes + 1, weights=memo.values, minlength=size + 1)[1:].astype(np.int64)

@@ -215,24 +215,44 @@ class Snapshot:
     # --- reads ----------------------------------------------------------------------------------
 
     def per_row(self, key: Hashable, count: Callable[[NodeInfo], int],
-                count_pod: Callable[[PodInfo], int] | None = None) -> I64:
+                count_pod: Callable[[PodInfo], int] | None = None,
+                initial: Callable[[], I64 | None] | None = None) -> I64:
         """count(node) for every row, remembered under key and recomputed only for the rows whose
         pods changed since: a pod's spread or affinity counts cost O(changed nodes) a cycle, not a
         walk over every pod of the cluster. `count` must be a function of the node's pods alone,
         the same for the same key; with count_pod, count(node) must be the sum of count_pod over
         its pods, and a pod added or removed moves the row by its count_pod instead of a recount.
-        The array is shared: read it, never write it."""
-        return self.memos.per_row(key, count, count_pod)
+        `initial`, when the memo is made, may give the values a cheaper way than counting every node
+        (or None). The array is shared: read it, never write it."""
+        return self.memos.per_row(key, count, count_pod, initial)
 
     def sums_by_label(self, key: Hashable, count: Callable[[NodeInfo], int], label: str,
-                      count_pod: Callable[[PodInfo], int] | None = None) -> I64 | None:
+                      count_pod: Callable[[PodInfo], int] | None = None,
+                      initial: Callable[[], I64 | None] | None = None) -> I64 | None:
         """Per code of label, the sum of per_row(key, count) over the rows with that value; None when
         no node has the label. Kept like per_row, moved by the changed rows' deltas. Shared: read it."""
         codes = self.label_codes.get(label)
         if codes is None:
             return None
         return self.memos.sums_by_label(key, count, label, codes, len(self.label_values[label]),
-                                        self.labels_version, count_pod)
+                                        self.labels_version, count_pod, initial)
+
+    def no_pod_matches(self, namespaces: Iterable[str], pairs: Iterable[tuple[str, Iterable[str]]]) -> bool:
+        """Whether, for one of the (label key, values) pairs a selector requires (In), no pod of these
+        namespaces carries the key with one of the values: so the selector matches no pod there."""
+        return self.memos.none_labelled(namespaces, pairs)
+
+    def zeros_unless_labelled(self, namespaces: Iterable[str],
+                              pairs: Iterable[tuple[str, Iterable[str]]]) -> Callable[[], I64 | None]:
+        """An `initial` for a memo counting the pods a selector matches: zeros where no_pod_matches."""
+        def start() -> I64 | None:
+            return np.zeros(self.n, np.int64) if self.no_pod_matches(namespaces, pairs) else None
+        return start
+
+    def key_counts(self, keys_key: Hashable, k: Hashable) -> I64 | None:
+        """Per row, how many pods hold k in the keys_per_row memo under keys_key, when that memo is
+        current (else None): an `initial` for a per-key memo that keys_per_row already counts."""
+        return self.memos.key_counts(keys_key, k)
 
     def keys_per_row(self, key: Hashable, keys_of_pod: Callable[[PodInfo], Iterable[Hashable]],
                      pods_of: Callable[[NodeInfo], Iterable[PodInfo]] = lambda ni: ni.pods.values(),

@@ -100,11 +100,25 @@ def memo_key(term: IncomingTerm) -> Hashable | None:
     return (term.namespaces, term.selector, every_namespace)
 
 
+def _zeros_unless_labelled(snapshot: Snapshot, terms: tuple[IncomingTerm, ...]) -> Callable[[], I64 | None]:
+    """A memo's start: zeros when a term (all must match) of listed namespaces requires label
+    values no pod of those namespaces carries."""
+    def start() -> I64 | None:
+        for t in terms:
+            if not t.selects_listed_namespaces_only() or not t.namespaces:
+                continue
+            pairs = [(r.key, r.values) for r in t.selector.requirements if r.op == "In"]
+            if t.selector.nothing or snapshot.no_pod_matches(t.namespaces, pairs):
+                return np.zeros(snapshot.n, np.int64)
+        return None
+    return start
+
+
 class Matching:
     """The pods the incoming pod's terms accept, per snapshot row, memoised per node when the
     terms allow it; summed per value of a topology key on demand."""
 
-    __slots__ = ("_count", "_count_pod", "_key", "_per_node", "_snapshot")
+    __slots__ = ("_count", "_count_pod", "_key", "_per_node", "_snapshot", "_start")
 
     def __init__(self, snapshot: Snapshot, tag: str, terms: tuple[IncomingTerm, ...],
                  matches: Callable[[Pod], bool]) -> None:
@@ -121,12 +135,13 @@ class Matching:
         self._count_pod = count_pod
         self._key: Hashable | None = None if any(k is None for k in keys) else ("InterPodAffinity", tag, tuple(keys))
         self._per_node: I64 | None = None
+        self._start = _zeros_unless_labelled(snapshot, terms)
 
     def sums(self, label: str) -> I64 | None:
         """Per code of label: the matching pods on the nodes with that value (None: no node has it)."""
         snapshot = self._snapshot
         if self._key is not None:
-            return snapshot.sums_by_label(self._key, self._count, label, self._count_pod)
+            return snapshot.sums_by_label(self._key, self._count, label, self._count_pod, self._start)
         column = snapshot.label_codes.get(label)
         if column is None:
             return None

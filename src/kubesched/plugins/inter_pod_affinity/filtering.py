@@ -9,6 +9,7 @@ O(terms + labels), or a whole column of nodes with one lookup table per topology
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
@@ -39,6 +40,8 @@ NO_STATE = Status(Code.ERROR, f'error reading "{PRE_FILTER_KEY}" from cycleState
 
 Pair = tuple[str, str]
 Counts = dict[Pair, int]
+# The keys_per_row memo of the distinct required anti-affinity terms of the existing pods.
+EXISTING_TERMS = ("InterPodAffinity", "existing-anti-affinity-terms")
 
 
 def _update(counts: Counts, labels: Mapping[str, str], key: str, value: int) -> None:
@@ -149,13 +152,14 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
     # Existing pods' required anti-affinity: each distinct term of the cluster matched once against
     # the incoming pod, and counted per node by the snapshot's memo.
     if snapshot.with_required_anti_affinity:
-        distinct = snapshot.keys_per_row(("InterPodAffinity", "existing-anti-affinity-terms"),
-                                         _required_anti_affinity_terms(terms), _pods_with_required_anti_affinity)
+        distinct = snapshot.keys_per_row(EXISTING_TERMS, _required_anti_affinity_terms(terms),
+                                         _pods_with_required_anti_affinity)
         for term in distinct:
             if isinstance(term, AffinityTerm) and term.matches(incoming, ns_labels):
                 count, count_pod = _pods_with_term(terms, term)
                 sums = snapshot.sums_by_label(("InterPodAffinity", "existing-anti-affinity", term),
-                                              count, term.topology_key, count_pod)
+                                              count, term.topology_key, count_pod,
+                                              functools.partial(snapshot.key_counts, EXISTING_TERMS, term))
                 s._existing.add_sums(term.topology_key, sums)
 
     if affinity:

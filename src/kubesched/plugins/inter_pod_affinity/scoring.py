@@ -11,6 +11,7 @@ Score adds up the node's entries; NormalizeScore scales min..max to 0..100.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import cast
 
@@ -65,6 +66,8 @@ def _has_preferred(pod: Pod) -> bool:
 # An existing pod's term that scores: (term, "required" | "preferred", weight); a required term's
 # weight is hardPodAffinityWeight, applied at the cycle.
 ScoringTerm = tuple[AffinityTerm, str, int]
+# The keys_per_row memo of the distinct scoring terms of the existing pods.
+SCORING_TERMS = ("InterPodAffinity", "existing-scoring-terms")
 
 
 def _occurrences(terms: TermCache, wanted: ScoringTerm) -> tuple[Callable[[NodeInfo], int], Callable[[PodInfo], int]]:
@@ -106,8 +109,7 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
         touched |= counts.add_sums(it.topology_key, sums, weight)
     # Existing pods' terms against the incoming pod: each distinct term matched once.
     if snapshot.with_affinity:
-        distinct = snapshot.keys_per_row(("InterPodAffinity", "existing-scoring-terms"),
-                                         lambda pi: existing_scoring_terms_of(terms, pi.pod),
+        distinct = snapshot.keys_per_row(SCORING_TERMS, lambda pi: existing_scoring_terms_of(terms, pi.pod),
                                          lambda ni: ni.pods_with_affinity.values())
         for found in distinct:
             term, kind, weight = cast(ScoringTerm, found)
@@ -118,7 +120,8 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
             if term.matches(incoming, ns_labels):
                 count, count_pod = _occurrences(terms, cast(ScoringTerm, found))
                 sums = snapshot.sums_by_label(("InterPodAffinity", "existing-scoring", found),
-                                              count, term.topology_key, count_pod)
+                                              count, term.topology_key, count_pod,
+                                              functools.partial(snapshot.key_counts, SCORING_TERMS, found))
                 touched |= counts.add_sums(term.topology_key, sums, weight)
     if not touched:
         return None, SKIP

@@ -225,15 +225,22 @@ def _counters(selector: sel.Selector, namespace: str) -> tuple[Callable[[NodeInf
     return count, count_pod
 
 
+def _in_pairs(selector: sel.Selector) -> list[tuple[str, frozenset[str]]]:
+    return [(r.key, r.values) for r in selector.requirements if r.op == "In"]
+
+
 def matching_per_node(snapshot: Snapshot, selector: sel.Selector, namespace: str) -> I64:
     """count_matching for every snapshot row, kept by the snapshot between cycles."""
-    return snapshot.per_row(("PodTopologySpread", namespace, selector), *_counters(selector, namespace))
+    count, count_pod = _counters(selector, namespace)
+    return snapshot.per_row(("PodTopologySpread", namespace, selector), count, count_pod,
+                            snapshot.zeros_unless_labelled((namespace,), _in_pairs(selector)))
 
 
 def matching_sums(snapshot: Snapshot, selector: sel.Selector, namespace: str, key: str) -> I64 | None:
     """matching_per_node summed per code of label key (None: no node has it), kept likewise."""
     count, count_pod = _counters(selector, namespace)
-    return snapshot.sums_by_label(("PodTopologySpread", namespace, selector), count, key, count_pod)
+    return snapshot.sums_by_label(("PodTopologySpread", namespace, selector), count, key, count_pod,
+                                  snapshot.zeros_unless_labelled((namespace,), _in_pairs(selector)))
 
 
 def labels_match_any(constraints: Sequence[Constraint], labels: Mapping[str, str]) -> bool:
