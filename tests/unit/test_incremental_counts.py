@@ -248,20 +248,22 @@ def test_no_pod_matches_follows_every_pod_change(ops: list[tuple[str, int, str, 
         elif op == "relabel" and pods:
             j = sorted(pods)[i % len(pods)]
             old = pods[j]
-            pods[j] = make_pod(old.metadata.name, old.metadata.namespace).node(old.spec.node_name).labels(app=app).obj()
+            pods[j] = (make_pod(old.metadata.name, old.metadata.namespace).node(old.spec.node_name)
+                       .labels(app=app, tier="t" if app == "c" else "u").obj())
             cache.update_pod(pods[j])
         elif op == "refresh":
             # a row refreshed without the pod that changed it (the cache does so when a node held
             # another copy of a pod): the index is built again
             snap.refresh_pods(node)
         else:
-            pods[i] = make_pod(f"p{i}", ns).node(f"n{node}").labels(app=app).obj()
+            pods[i] = make_pod(f"p{i}", ns).node(f"n{node}").labels(app=app, tier="t" if app == "c" else "u").obj()
             cache.add_pod(pods[i])
-        for space in ("ns1", "ns2"):
-            for values in (["a"], ["b", "c"]):
-                held = any(p.metadata.namespace == space and p.metadata.labels.get("app") in values
+        # a second label key is asked about only from the second change on: the index grows to it
+        for key, values in [("app", ["a"]), ("app", ["b", "c"])] + ([("tier", ["t"])] if i else []):
+            for space in ("ns1", "ns2"):
+                held = any(p.metadata.namespace == space and p.metadata.labels.get(key) in values
                            for p in pods.values())
-                assert snap.no_pod_matches((space,), [("app", values)]) == (not held)
+                assert snap.no_pod_matches((space,), [(key, values)]) == (not held)
 
 
 def test_a_memo_started_from_zeros_or_key_counts_moves_like_a_counted_one() -> None:

@@ -74,9 +74,11 @@ class RowMemos:
         self._log_base = 0
         self._row_memos: OrderedDict[Hashable, _RowMemo] = OrderedDict()
         self._row_keys: dict[Hashable, _RowKeys] = {}
-        # (namespace, label key, value) -> the pods carrying it: built when first asked, moved by
-        # each pod added or removed, dropped (built again) on a change without one.
+        # (namespace, label key, value) -> the pods carrying it, for the label keys asked about so
+        # far: built when a new key is asked about, moved by each pod added or removed, dropped
+        # (built again) on a change without one.
         self._pairs: dict[tuple[str, str, str], int] | None = None
+        self._pair_keys: tuple[str, ...] = ()
 
     def pods_changed(self, i: int, pod: PodInfo | None = None, sign: int = 0) -> None:
         self.pods_version[i] += 1
@@ -86,9 +88,12 @@ class RowMemos:
                 self._pairs = None
             else:
                 meta = pod.pod.metadata
-                ns = meta.namespace
-                for k, v in meta.labels.items():
-                    pair = (ns, k, v)
+                labels = meta.labels
+                for k in self._pair_keys:
+                    v = labels.get(k)
+                    if v is None:
+                        continue
+                    pair = (meta.namespace, k, v)
                     left = pairs.get(pair, 0) + sign
                     if left > 0:
                         pairs[pair] = left
@@ -115,15 +120,19 @@ class RowMemos:
     def none_labelled(self, namespaces: Iterable[str], pairs: Iterable[tuple[str, Iterable[str]]]) -> bool:
         """Whether, for one of the (label key, values) pairs, no pod of these namespaces carries the
         key with one of the values: then no pod matches a selector that requires them."""
+        pairs = list(pairs)
         held = self._pairs
-        if held is None:
+        if held is None or any(key not in self._pair_keys for key, _ in pairs):
+            keys = self._pair_keys = tuple(dict.fromkeys((*self._pair_keys, *(key for key, _ in pairs))))
             held = self._pairs = {}
             for ni in self.node_infos:
                 for pi in ni.pods.values():
                     meta = pi.pod.metadata
-                    for k, v in meta.labels.items():
-                        pair = (meta.namespace, k, v)
-                        held[pair] = held.get(pair, 0) + 1
+                    for k in keys:
+                        v = meta.labels.get(k)
+                        if v is not None:
+                            pair = (meta.namespace, k, v)
+                            held[pair] = held.get(pair, 0) + 1
         spaces = tuple(namespaces)
         return any(not any((ns, key, v) in held for ns in spaces for v in values) for key, values in pairs)
 
