@@ -241,7 +241,7 @@ class CronJobPool:
             used_col = snapshot.scalar_requested(name)
             free = alloc_col[rows] - (used_col[rows] if used_col is not None else 0)
             ok &= free >= want
-        return bool(ok.any())
+        return bool(np.count_nonzero(ok))
 
     # --- Filter -----------------------------------------------------------------------------------
 
@@ -301,7 +301,7 @@ class CronJobPool:
 
     def _passing(self, ps: _PodState, snapshot: Snapshot, rows: Rows) -> Bools | None:
         passing = self._codes(ps, snapshot, rows) == _PASS
-        return None if passing.all() else passing
+        return None if np.count_nonzero(passing) == len(passing) else passing
 
     def filter_statuses(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> list[Status]:
         ps = self._pod_state(state, pod)

@@ -98,7 +98,7 @@ class NodeAffinity:
         mask = self._required(state, pod).mask(snapshot, rows)
         if self.added_selector is not None:
             np.logical_and(mask, self.added_selector.mask(snapshot, rows), out=mask)
-        return None if mask.all() else mask
+        return None if np.count_nonzero(mask) == len(mask) else mask
 
     def filter_statuses(self, state: CycleState, pod: PodInfo, snapshot: Snapshot,
                         rows: Rows) -> list[Status]:

@@ -145,7 +145,7 @@ class NodeResourcesFit:
             failed = failed.copy()
             for _, fails, _ in checks[1:]:
                 np.logical_or(failed, fails, out=failed)
-        if not failed.any():
+        if not np.count_nonzero(failed):
             return None
         return np.logical_not(failed)
 

@@ -43,7 +43,7 @@ class NodeUnschedulable:
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
         cordoned = snapshot.take(snapshot.unschedulable, rows)
-        if not cordoned.any() or tolerates_taint(pod.tolerations, _UNSCHEDULABLE_TAINT):
+        if not np.count_nonzero(cordoned) or tolerates_taint(pod.tolerations, _UNSCHEDULABLE_TAINT):
             return None
         return np.logical_not(cordoned)
 

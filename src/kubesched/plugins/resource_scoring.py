@@ -185,7 +185,7 @@ def _weighted_columns(requested: Sequence[I64], allocatable: Sequence[I64], weig
     weight_sum = np.zeros(n, dtype=np.int64)
     for req, cap, w in zip(requested, allocatable, weights, strict=True):
         has = cap != 0
-        if not has.any():
+        if not np.count_nonzero(has):
             continue
         safe_cap = np.where(has, cap, 1)
         if most:

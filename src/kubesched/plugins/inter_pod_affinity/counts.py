@@ -41,9 +41,9 @@ class PairCounts:
         are the snapshot's: copied, never changed."""
         if self._snapshot is None or self._dict is not None:
             raise RuntimeError("PairCounts.add_sums: built without a snapshot, or already a dict")
-        if sums is None or not sums.any():
+        if sums is None or not np.count_nonzero(sums):
             return False
-        weighted = sums * weight
+        weighted = sums.copy() if weight == 1 else sums * weight
         if weight < 0:
             self._mixed = True
         found = self._by_key.get(key)
@@ -72,7 +72,7 @@ class PairCounts:
             return bool(self._dict)
         if not self._mixed:
             return bool(self._by_key)
-        return any(bool(sums.any()) for sums in self._by_key.values())
+        return any(np.count_nonzero(sums) > 0 for sums in self._by_key.values())
 
     def positive(self, snapshot: Snapshot, key: str) -> Bools:
         """By label code of key (plus a last False entry for code -1): whether the pair's count > 0."""

@@ -263,7 +263,7 @@ def filter_mask(s: PreFilterState, snapshot: Snapshot, rows: Rows) -> Bools | No
             continue
         allowed = ~lut[snapshot.take(column, rows)]
         ok = allowed if ok is None else np.logical_and(ok, allowed, out=ok)
-    return None if ok is None or ok.all() else ok
+    return None if ok is None or np.count_nonzero(ok) == len(ok) else ok
 
 
 def _forbid(forbidden: dict[str, Bools], key: str, lut: Bools) -> None:

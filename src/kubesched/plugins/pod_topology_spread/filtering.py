@@ -164,7 +164,8 @@ def compute_state(snapshot: Snapshot, pod: PodInfo, constraints: Sequence[Constr
             assert masks is not None
             counted = masks[i]
             per_node = matching_per_node(snapshot, c.selector, namespace)
-            values, nums = _domain_counts(snapshot, c.topology_key, counted, per_node) if counted.any() else ([], [])
+            values, nums = (_domain_counts(snapshot, c.topology_key, counted, per_node)
+                            if np.count_nonzero(counted) else ([], []))
         tp.append(dict(zip(values, nums, strict=True)))
         paths.append(_critical_paths(values, nums))
         luts.append(lut)
@@ -207,7 +208,7 @@ def filter_mask(s: PreFilterState, pod: PodInfo, snapshot: Snapshot, rows: Rows)
         passes[-1] = False
         m = passes[snapshot.take(col, rows)]
         ok = m if ok is None else np.logical_and(ok, m, out=ok)
-    return None if ok is None or ok.all() else ok
+    return None if ok is None or np.count_nonzero(ok) == len(ok) else ok
 
 
 def update_with_pod(s: PreFilterState, updated: Pod, preemptor: PodInfo, node: NodeInfo | None,

@@ -60,7 +60,7 @@ def compute_state(snapshot: Snapshot, rows: Rows, pod: PodInfo, constraints: Seq
     with_keys = nodes_with_keys(snapshot, constraints) if require_all else np.ones(snapshot.n, dtype=np.bool_)
     ignored_rows = ~with_keys[rows]
     names = snapshot.names
-    ignored = {names[r] for r in rows[ignored_rows].tolist()} if ignored_rows.any() else set()
+    ignored = {names[r] for r in rows[ignored_rows].tolist()} if np.count_nonzero(ignored_rows) else set()
     kept_rows = rows[~ignored_rows]
     inclusion = InclusionMasks(snapshot, pod)
     namespace = pod.pod.metadata.namespace
@@ -85,9 +85,9 @@ def compute_state(snapshot: Snapshot, rows: Rows, pod: PodInfo, constraints: Seq
             column >= 0, column, missing)
         domains = np.zeros(size, dtype=np.bool_)
         domains[codes[kept_rows]] = True
-        weights.append(topology_normalizing_weight(int(domains.sum())))
+        weights.append(topology_normalizing_weight(int(np.count_nonzero(domains))))
         sums = np.zeros(size, dtype=np.float64)
-        if domains.any():
+        if np.count_nonzero(domains):
             counted = with_keys & inclusion.of(c) & domains[codes]
             per_node = matching_per_node(snapshot, c.selector, namespace)
             sums = np.bincount(codes[counted], weights=per_node[counted], minlength=size).astype(np.float64)
@@ -137,7 +137,7 @@ def score_rows(s: PreScoreState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -
 
 def normalize(s: PreScoreState, scores: Scores) -> Scores:
     valid = ~s.ignored_rows
-    if not valid.any():
+    if not np.count_nonzero(valid):
         return np.zeros(len(scores), dtype=np.int64)
     kept = scores[valid]
     lo = int(kept.min())
