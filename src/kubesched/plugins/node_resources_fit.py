@@ -106,12 +106,13 @@ class NodeResourcesFit:
         found = insufficient_resources(pod.requests, node, self.ignored, self.ignored_groups)
         return self._status(found) if found else None
 
-    def _checks(self, pod: PodInfo, snapshot: Snapshot,
-                rows: Rows) -> list[tuple[str, npt.NDArray[np.bool_], npt.NDArray[np.bool_] | bool]]:
-        """(reason, fails, unresolvable) columns, in the order of insufficient_resources."""
+    def _checks(self, pod: PodInfo, snapshot: Snapshot, rows: Rows, unresolvable: bool = True,
+                ) -> list[tuple[str, npt.NDArray[np.bool_], npt.NDArray[np.bool_] | bool]]:
+        """(reason, fails, unresolvable) columns, in the order of insufficient_resources; without
+        `unresolvable`, the third column is False throughout (the batch Filter needs no statuses)."""
         take = snapshot.take
         checks: list[tuple[str, npt.NDArray[np.bool_], npt.NDArray[np.bool_] | bool]] = [
-            (REASON_TOO_MANY_PODS, take(snapshot.pod_count, rows) + 1 > take(snapshot.alloc_pods, rows), False)]
+            (REASON_TOO_MANY_PODS, take(snapshot.pod_count, rows) >= take(snapshot.alloc_pods, rows), False)]
         req = pod.requests
         if req.is_zero():
             return checks
@@ -122,7 +123,7 @@ class NodeResourcesFit:
         for reason, q, alloc_col, req_col in columns:
             if q > 0:
                 alloc = take(alloc_col, rows)
-                checks.append((reason, q > alloc - take(req_col, rows), q > alloc))
+                checks.append((reason, q > alloc - take(req_col, rows), q > alloc if unresolvable else False))
         for name in sorted(req.scalar):
             q = req.scalar[name]
             if q <= 0 or _ignored(name, self.ignored, self.ignored_groups):
@@ -135,11 +136,11 @@ class NodeResourcesFit:
             used_col = snapshot.scalar_requested(name)
             alloc = take(scalar_col, rows)
             free = alloc - take(used_col, rows) if used_col is not None else alloc
-            checks.append((f"Insufficient {name}", q > free, q > alloc))
+            checks.append((f"Insufficient {name}", q > free, q > alloc if unresolvable else False))
         return checks
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
-        checks = self._checks(pod, snapshot, rows)
+        checks = self._checks(pod, snapshot, rows, unresolvable=False)
         failed = checks[0][1]
         if len(checks) > 1:
             failed = failed.copy()
