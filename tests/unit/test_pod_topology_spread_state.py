@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.framework import CycleState, PodInfo, Snapshot
 from kubesched.framework.field_errors import FieldError
 from kubesched.model.decode import TolerantDecoder
 from kubesched.model.objects import Pod
 from kubesched.plugins.pod_topology_spread import InMemorySelectors, PodTopologySpread, new, parse_args
-from kubesched.plugins.pod_topology_spread.filtering import PRE_FILTER_KEY, PreFilterState
+from kubesched.plugins.pod_topology_spread.filtering import (
+    PRE_FILTER_KEY,
+    CriticalPaths,
+    PreFilterState,
+    _critical_paths,
+)
 from tests.builders import PodBuilder
 from tests.unit.pts_helpers import FOO, FOUR_NODES, P, nodes_of, pods_of, pre_filtered
 
@@ -161,3 +168,15 @@ def test_constraint_decodes(constraint: bytes) -> None:
     c = pod.spec.topology_spread_constraints[0]
     assert (c.topology_key, c.min_domains, c.node_affinity_policy, c.match_label_keys) == ("zone", None, None, [])
     assert msgspec.json.decode(msgspec.json.encode(pod), type=Pod) == pod
+
+
+@given(st.dictionaries(st.sampled_from(["", "a", "b", "c", "d", "z1", "z2"]), st.integers(0, 5), max_size=7))
+def test_critical_paths_of_every_domain_as_the_update_loop_leaves_them(counts: dict[str, int]) -> None:
+    """PreFilter keeps the two smallest domains directly; criticalPaths.update over every domain, in
+    order, ends with the same two (the first of equal counts first)."""
+    values, nums = list(counts), list(counts.values())
+    looped = CriticalPaths()
+    for value, num in zip(values, nums, strict=True):
+        looped.update(value, num)
+    got = _critical_paths(values, nums)
+    assert (got.values, got.nums) == (looped.values, looped.nums)

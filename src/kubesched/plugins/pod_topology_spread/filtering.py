@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.framework.interface import Bools, Rows
 from kubesched.framework.snapshot import I64, Snapshot
@@ -117,7 +118,7 @@ def _counted_everywhere(snapshot: Snapshot, pod: PodInfo,
     """Per constraint: whether it counts every node with its topology key (one key for all the
     constraints, and node inclusion policies that pass every node), so the snapshot's kept sums
     per topology value are its domain counts."""
-    if len({c.topology_key for c in constraints}) != 1:
+    if len(constraints) > 1 and len({c.topology_key for c in constraints}) != 1:
         return [False] * len(constraints)
     inclusion = InclusionMasks(snapshot, pod)
     return [inclusion.restricts(c) is None for c in constraints]
@@ -128,9 +129,18 @@ def _kept_counts(snapshot: Snapshot, c: Constraint, namespace: str) -> tuple[lis
     sums = matching_sums(snapshot, c.selector, namespace, c.topology_key)
     if sums is None:
         return [], [], None
-    present = snapshot.codes_present(c.topology_key)
-    names = snapshot.label_values[c.topology_key]
-    return [names[code] for code in present], sums[present].tolist(), np.append(sums, 0)
+    codes, values = snapshot.by_labels(("PodTopologySpread", "domains", c.topology_key),
+                                       lambda: _domains(snapshot, c.topology_key))
+    lut = np.zeros(len(sums) + 1, dtype=np.int64)
+    lut[:-1] = sums
+    return values, lut[codes].tolist(), lut
+
+
+def _domains(snapshot: Snapshot, key: str) -> tuple[npt.NDArray[np.intp], list[str]]:
+    """The codes of key that some node holds, and their values."""
+    present = snapshot.codes_present(key)
+    names = snapshot.label_values[key]
+    return np.array(present, dtype=np.intp), [names[code] for code in present]
 
 
 def _critical_paths(values: list[str], nums: list[int]) -> CriticalPaths:
@@ -138,9 +148,12 @@ def _critical_paths(values: list[str], nums: list[int]) -> CriticalPaths:
     p = CriticalPaths()
     if len(nums) > 2:
         # Both sorts stable: the first of equal counts wins, as in the update loop.
-        two = (sorted(range(len(nums)), key=nums.__getitem__)[:2] if len(nums) <= 64
-               else np.argsort(np.array(nums, dtype=np.int64), kind="stable")[:2].tolist())
-        values, nums = [values[i] for i in two], [nums[i] for i in two]
+        a, b = (sorted(range(len(nums)), key=nums.__getitem__)[:2] if len(nums) <= 64
+                else np.argsort(np.array(nums, dtype=np.int64), kind="stable")[:2].tolist())
+        # The update loop over these two, ascending and distinct, leaves them in this order.
+        p.values = [values[a], values[b]]
+        p.nums = [nums[a], nums[b]]
+        return p
     for value, num in zip(values, nums, strict=True):
         p.update(value, num)
     return p
