@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.row_memos import RowMemos
+from kubesched.framework.row_values import RowValues
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Taint
 from kubesched.model.quantity import saturate_int64 as _i64
@@ -102,6 +103,7 @@ class Snapshot:
         self.with_affinity: dict[int, None] = {}
         self.with_required_anti_affinity: dict[int, None] = {}
         self.memos = RowMemos(self.node_infos)
+        self.row_values = RowValues(self.all_rows)
         # Bumped whenever a node's labels change: what memos over label columns compare against.
         self.labels_version = 0
         self._rows_with_label: dict[str, tuple[int, Bools]] = {}
@@ -136,6 +138,7 @@ class Snapshot:
         _mark(self.with_affinity, i, bool(ni.pods_with_affinity))
         _mark(self.with_required_anti_affinity, i, bool(ni.pods_with_required_anti_affinity))
         self.memos.pods_changed(i, pod, sign)
+        self.row_values.changed(i)
         if ni.pvc_refs or i in self._row_pvcs:
             self._refresh_pvcs(i, ni.pvc_refs)
 
@@ -165,6 +168,7 @@ class Snapshot:
     def refresh_node(self, i: int, labels_changed: bool = True, images_changed: bool = True) -> None:
         """Copy node i's allocatable, taints, labels and images into the columns after a node update."""
         ni = self.node_infos[i]
+        self.row_values.changed(i)
         a = ni.allocatable
         self.alloc_cpu[i] = _i64(a.milli_cpu)
         self.alloc_mem[i] = _i64(a.memory)
@@ -271,6 +275,16 @@ class Snapshot:
             mask = codes >= 0 if codes is not None else np.zeros(self.n, dtype=np.bool_)
             found = self._rows_with_label[label] = (self.labels_version, mask)
         return found[1]
+
+    def kept_values(self, key: Hashable, compute: Callable[[npt.NDArray[np.intp]], _A],
+                    rows: npt.NDArray[np.intp], compute_node: Callable[[NodeInfo], Any] | None = None) -> _A:
+        """compute(rows), for a compute that reads only the rows' columns (their node and pods) and
+        what key names, such as a pod's requests: kept over every row from the key's second use,
+        and computed again only for the rows changed since, by compute_node (the same value from
+        the node's info) when given. A new array."""
+        infos = self.node_infos
+        return self.row_values.values(key, compute, rows,
+                                      None if compute_node is None else lambda i: compute_node(infos[i]))
 
     def by_labels(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """compute(), kept under key until a node's labels change (a node added or removed makes a

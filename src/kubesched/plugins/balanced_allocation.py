@@ -54,7 +54,11 @@ class BalancedAllocation:
         positions = self._cpu_mem
         if positions is not None and snapshot.cpu_mem_allocatable_everywhere:
             c, m = positions
-            return rs.balanced_allocation_cpu_memory_columns(snapshot, rows, requests[c], requests[m])
+            cpu, mem = requests[c], requests[m]
+            return snapshot.kept_values(
+                (self, cpu, mem),
+                lambda r: rs.balanced_allocation_cpu_memory_columns(snapshot, r, cpu, mem), rows,
+                lambda node: self.score(state, pod, node, snapshot))
         requested, allocated, allocatable = rs.allocation_columns(snapshot, rows, self.resources, requests, True)
         return rs.balanced_allocation_columns(requested, allocated, allocatable)
 

@@ -140,15 +140,20 @@ class NodeResourcesFit:
         return checks
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
+        r = pod.requests
+        # Whether the pod fits reads only each node's columns and these requests.
+        fits = snapshot.kept_values((self, "filter", r.milli_cpu, r.memory, r.ephemeral_storage,
+                                     tuple(sorted(r.scalar.items()))),
+                                    lambda some: self._fits(pod, snapshot, some), rows,
+                                    lambda node: not insufficient_resources(r, node, self.ignored, self.ignored_groups))
+        return None if np.count_nonzero(fits) == len(fits) else fits
+
+    def _fits(self, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools:
         checks = self._checks(pod, snapshot, rows, unresolvable=False)
-        failed = checks[0][1]
-        if len(checks) > 1:
-            failed = failed.copy()
-            for _, fails, _ in checks[1:]:
-                np.logical_or(failed, fails, out=failed)
-        if not np.count_nonzero(failed):
-            return None
-        return np.logical_not(failed)
+        failed = checks[0][1].copy()
+        for _, fails, _ in checks[1:]:
+            np.logical_or(failed, fails, out=failed)
+        return np.logical_not(failed, out=failed)
 
     def filter_statuses(self, state: CycleState, pod: PodInfo, snapshot: Snapshot,
                         rows: Rows) -> list[Status]:
@@ -198,8 +203,12 @@ class NodeResourcesFit:
         positions = self._cpu_mem
         if positions is not None and snapshot.cpu_mem_allocatable_everywhere:
             c, m = positions
-            return rs.fit_cpu_memory_columns(snapshot, rows, requests[c], requests[m], self.weights[c],
-                                             self.weights[m], self.strategy == MOST_ALLOCATED)
+            cpu, mem, most = requests[c], requests[m], self.strategy == MOST_ALLOCATED
+            weights = self.weights[c], self.weights[m]
+            return snapshot.kept_values(
+                (self, "score", cpu, mem, weights, most),
+                lambda r: rs.fit_cpu_memory_columns(snapshot, r, cpu, mem, *weights, most), rows,
+                lambda node: self.score(state, pod, node, snapshot))
         requested, _, allocatable = rs.allocation_columns(snapshot, rows, self.resources, requests, False)
         if self.strategy == MOST_ALLOCATED:
             return rs.most_allocated_columns(requested, allocatable, self.weights)

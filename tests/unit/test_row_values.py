@@ -1,0 +1,87 @@
+"""Snapshot.kept_values: per-row values kept for a key from its second use, recomputed only for the
+rows whose node or pods changed, and equal to computing them afresh."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from kubesched.framework.row_values import FEW_ROWS, RowValues
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.types import NodeInfo
+from tests.builders import make_node, make_pod
+from tests.unit.scheduling_helpers import cache_with
+
+I64 = npt.NDArray[np.int64]
+Rows = npt.NDArray[np.intp]
+
+
+def _pods_on(snapshot: Snapshot, rows: Rows) -> I64:
+    return snapshot.pod_count[rows].copy()
+
+
+@pytest.mark.parametrize("by_node", [pytest.param(False, id="vectorised"), pytest.param(True, id="one-by-one")])
+def test_kept_values_follow_pod_and_node_changes(by_node: bool) -> None:
+    cache = cache_with([make_node(f"n{i}") for i in range(4)])
+    snap = cache.snapshot()
+    calls: list[list[int]] = []
+
+    def compute(rows: Rows) -> I64:
+        calls.append(rows.tolist())
+        return _pods_on(snap, rows)
+
+    def per_node(ni: NodeInfo) -> int:
+        calls.append([snap.index[ni.name]])
+        return len(ni.pods)
+
+    def values(rows: Rows) -> list[int]:
+        got: list[int] = snap.kept_values("pods", compute, rows, per_node if by_node else None).tolist()
+        return got
+
+    assert values(snap.all_rows[[1, 2]]) == [0, 0]
+    assert calls == [[1, 2]]  # the first use computes just its rows
+    assert values(snap.all_rows) == [0, 0, 0, 0]
+    assert calls[-1] == [0, 1, 2, 3]  # the second keeps every row
+    cache.add_pod(make_pod("a").node("n2").obj())
+    cache.add_pod(make_pod("b").node("n2").obj())
+    cache.add_pod(make_pod("c").node("n0").obj())
+    calls.clear()
+    assert values(snap.all_rows) == [1, 0, 2, 0]
+    assert sorted(r for c in calls for r in c) == [0, 2]  # only the changed rows, each once
+    calls.clear()
+    assert values(snap.all_rows[[2, 3]]) == [2, 0]
+    assert calls == []
+    cache.update_node(make_node("n3").label("x", "y").obj())
+    assert values(snap.all_rows) == [1, 0, 2, 0]
+    assert sorted(r for c in calls for r in c) == [3]
+
+
+def test_a_long_change_log_or_many_rows_recompute_vectorised() -> None:
+    rv = RowValues(np.arange(50, dtype=np.intp))
+    state = np.zeros(50, dtype=np.int64)
+    seen: list[int] = []
+
+    def compute(rows: Rows) -> I64:
+        seen.append(len(rows))
+        found: I64 = state[rows].copy()
+        return found
+
+    def one(i: int) -> int:
+        seen.append(-1)
+        return int(state[i])
+
+    rv.values("k", compute, rv.all_rows, one)
+    rv.values("k", compute, rv.all_rows, one)
+    for i in range(FEW_ROWS + 1):
+        state[i] += 1
+        rv.changed(i)
+    seen.clear()
+    assert rv.values("k", compute, rv.all_rows, one).tolist() == state.tolist()
+    assert seen == [FEW_ROWS + 1]  # more than a few rows: one vectorised call
+    for _ in range(4 * 50 + 65):  # past the log's cut
+        state[7] += 1
+        rv.changed(7)
+    seen.clear()
+    assert rv.values("k", compute, rv.all_rows, one).tolist() == state.tolist()
+    assert seen == [50]
