@@ -21,6 +21,7 @@ from kubesched.plugins.inter_pod_affinity.filtering import (
     PRE_FILTER_KEY,
     PreFilterState,
 )
+from kubesched.plugins.inter_pod_affinity.terms import AffinityTerm, TermCache, parse_term
 from tests.builders import NodeBuilder, PodBuilder, affinity_term, label_selector, make_node, make_pod
 from tests.unit.scheduling_helpers import pod_of, snapshot_with
 
@@ -483,3 +484,30 @@ def test_incoming_counts(incoming: PodBuilder, existing: list[PodBuilder], want_
     s: PreFilterState = state.read(PRE_FILTER_KEY)
     assert s.affinity_counts == (want_aff or {})
     assert s.anti_affinity_counts == (want_anti or {})
+
+
+# --- what the term cache shares between cycles --------------------------------------------------
+
+_OWNER = make_pod("owner", "ns1").obj()
+_STATIC = parse_term(_OWNER, affinity_term(match_labels={"app": "a"}, topology_key="zone"))
+_EVERY = parse_term(_OWNER, affinity_term(match_labels={"app": "a"}, topology_key="zone",
+                                          namespace_selector=label_selector()))
+_BY_LABELS = parse_term(_OWNER, affinity_term(match_labels={"app": "a"}, topology_key="zone",
+                                              namespace_selector=label_selector(team="x")))
+
+
+@pytest.mark.parametrize(("term", "shared"), [
+    pytest.param(_STATIC, True, id="own-namespace"),
+    pytest.param(_EVERY, True, id="every-namespace"),
+    pytest.param(_BY_LABELS, False, id="namespace-labels"),
+])
+def test_term_cache_shares_what_reads_no_namespace_labels(term: AffinityTerm, shared: bool) -> None:
+    cache, namespaces = TermCache(), StaticNamespaces({"ns1": {"team": "x"}, "ns2": {}})
+    assert (cache.incoming(term, namespaces) is cache.incoming(term, namespaces)) == shared
+    for ns, labels, ns_labels in [("ns1", {"app": "a"}, {"team": "x"}), ("ns2", {"app": "a"}, {}),
+                                  ("ns2", {"app": "a"}, {"team": "x"}), ("ns1", {"app": "b"}, {"team": "x"})]:
+        pod = make_pod("p", ns).labels(**labels).obj()
+        key = frozenset(pod.metadata.labels.items())
+        # asked twice: the remembered answer is the term's, even after the namespace's labels change
+        assert cache.matches(term, pod, ns_labels, key) == term.matches(pod, ns_labels)
+        assert cache.matches(term, pod, ns_labels, key) == term.matches(pod, ns_labels)

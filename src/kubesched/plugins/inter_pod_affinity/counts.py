@@ -8,6 +8,7 @@ when a per-node path (Filter on one node, AddPod/RemovePod, explain) asks for it
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 
 import numpy as np
@@ -100,28 +101,24 @@ def memo_key(term: IncomingTerm) -> Hashable | None:
     return (term.namespaces, term.selector, every_namespace)
 
 
-def _zeros_unless_labelled(snapshot: Snapshot, terms: tuple[IncomingTerm, ...]) -> Callable[[], I64 | None]:
-    """A memo's start: zeros when a term (all must match) of listed namespaces requires label
-    values no pod of those namespaces carries."""
-    def start() -> I64 | None:
-        for t in terms:
-            if not t.selects_listed_namespaces_only() or not t.namespaces:
-                continue
-            pairs = [(r.key, r.values) for r in t.selector.requirements if r.op == "In"]
-            if t.selector.nothing or snapshot.no_pod_matches(t.namespaces, pairs):
-                return np.zeros(snapshot.n, np.int64)
-        return None
-    return start
+def _zeros_unless_labelled(snapshot: Snapshot, terms: tuple[IncomingTerm, ...]) -> I64 | None:
+    """A memo's initial values: zeros when a term (all must match) of listed namespaces requires
+    label values no pod of those namespaces carries."""
+    for t in terms:
+        if not t.selects_listed_namespaces_only() or not t.namespaces:
+            continue
+        pairs = [(r.key, r.values) for r in t.selector.requirements if r.op == "In"]
+        if t.selector.nothing or snapshot.no_pod_matches(t.namespaces, pairs):
+            return np.zeros(snapshot.n, np.int64)
+    return None
 
 
-class Matching:
-    """The pods the incoming pod's terms accept, per snapshot row, memoised per node when the
-    terms allow it; summed per value of a topology key on demand."""
+class _Counters:
+    """What counts the pods some incoming terms accept: per node, per pod, and the memo key."""
 
-    __slots__ = ("_count", "_count_pod", "_key", "_per_node", "_snapshot", "_start")
+    __slots__ = ("count", "count_pod", "key")
 
-    def __init__(self, snapshot: Snapshot, tag: str, terms: tuple[IncomingTerm, ...],
-                 matches: Callable[[Pod], bool]) -> None:
+    def __init__(self, tag: str, terms: tuple[IncomingTerm, ...], matches: Callable[[Pod], bool]) -> None:
         keys = [memo_key(t) for t in terms]
 
         def count(ni: NodeInfo) -> int:
@@ -130,23 +127,42 @@ class Matching:
         def count_pod(pi: PodInfo) -> int:
             return 1 if matches(pi.pod) else 0
 
+        self.count = count
+        self.count_pod = count_pod
+        self.key: Hashable | None = None if any(k is None for k in keys) else ("InterPodAffinity", tag, tuple(keys))
+
+
+class Matching:
+    """The pods the incoming pod's terms accept, per snapshot row, memoised per node when the
+    terms allow it; summed per value of a topology key on demand. `counters`: where the counting
+    functions of terms shared across cycles are kept (TermCache.counters)."""
+
+    __slots__ = ("_counters", "_per_node", "_snapshot", "_terms")
+
+    def __init__(self, snapshot: Snapshot, tag: str, terms: tuple[IncomingTerm, ...],
+                 matches: Callable[[Pod], bool], counters: dict[Hashable, object] | None = None) -> None:
+        found = counters.get((tag, terms)) if counters is not None else None
+        if not isinstance(found, _Counters):
+            found = _Counters(tag, terms, matches)
+            if counters is not None and found.key is not None:
+                counters[(tag, terms)] = found
+        self._counters = found
         self._snapshot = snapshot
-        self._count = count
-        self._count_pod = count_pod
-        self._key: Hashable | None = None if any(k is None for k in keys) else ("InterPodAffinity", tag, tuple(keys))
+        self._terms = terms
         self._per_node: I64 | None = None
-        self._start = _zeros_unless_labelled(snapshot, terms)
 
     def sums(self, label: str) -> I64 | None:
         """Per code of label: the matching pods on the nodes with that value (None: no node has it)."""
         snapshot = self._snapshot
-        if self._key is not None:
-            return snapshot.sums_by_label(self._key, self._count, label, self._count_pod, self._start)
+        c = self._counters
+        if c.key is not None:
+            return snapshot.sums_by_label(c.key, c.count, label, c.count_pod,
+                                          functools.partial(_zeros_unless_labelled, snapshot, self._terms))
         column = snapshot.label_codes.get(label)
         if column is None:
             return None
         if self._per_node is None:
-            self._per_node = np.fromiter((self._count(ni) for ni in snapshot.node_infos), dtype=np.int64,
+            self._per_node = np.fromiter((c.count(ni) for ni in snapshot.node_infos), dtype=np.int64,
                                          count=snapshot.n)
         size = len(snapshot.label_values[label])
         return np.bincount(column + 1, weights=self._per_node, minlength=size + 1)[1:].astype(np.int64)

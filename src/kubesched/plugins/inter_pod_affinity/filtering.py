@@ -144,8 +144,8 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
     if own.error is not None:
         return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {own.error}")
     incoming = pod.pod
-    affinity = tuple(IncomingTerm(t, namespaces) for t in own.required_affinity)
-    anti = tuple(IncomingTerm(t, namespaces) for t in own.required_anti_affinity)
+    affinity = tuple(terms.incoming(t, namespaces) for t in own.required_affinity)
+    anti = tuple(terms.incoming(t, namespaces) for t in own.required_anti_affinity)
     ns_labels = namespaces.labels_of(incoming.metadata.namespace)
     s = PreFilterState(incoming, affinity, anti, ns_labels, terms, snapshot)
 
@@ -154,8 +154,9 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
     if snapshot.with_required_anti_affinity:
         distinct = snapshot.keys_per_row(EXISTING_TERMS, _required_anti_affinity_terms(terms),
                                          _pods_with_required_anti_affinity)
+        labels = frozenset(incoming.metadata.labels.items())
         for term in distinct:
-            if isinstance(term, AffinityTerm) and term.matches(incoming, ns_labels):
+            if isinstance(term, AffinityTerm) and terms.matches(term, incoming, ns_labels, labels):
                 count, count_pod = _pods_with_term(terms, term)
                 sums = snapshot.sums_by_label(("InterPodAffinity", "existing-anti-affinity", term),
                                               count, term.topology_key, count_pod,
@@ -163,12 +164,12 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
                 s._existing.add_sums(term.topology_key, sums)
 
     if affinity:
-        matching = Matching(snapshot, "affinity", affinity, lambda p: matches_all(affinity, p))
+        matching = Matching(snapshot, "affinity", affinity, lambda p: matches_all(affinity, p), terms.counters)
         for it in affinity:
             s._affinity.add_sums(it.topology_key, matching.sums(it.topology_key))
     for it in anti:
-        s._anti_affinity.add_sums(it.topology_key, Matching(snapshot, "anti-affinity", (it,), it.matches)
-                                  .sums(it.topology_key))
+        matching = Matching(snapshot, "anti-affinity", (it,), it.matches, terms.counters)
+        s._anti_affinity.add_sums(it.topology_key, matching.sums(it.topology_key))
 
     if not s._existing and not affinity and not anti:
         return None, SKIP

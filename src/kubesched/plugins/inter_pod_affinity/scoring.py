@@ -25,7 +25,6 @@ from kubesched.model.objects import Pod
 from kubesched.plugins.inter_pod_affinity.counts import Matching, PairCounts
 from kubesched.plugins.inter_pod_affinity.terms import (
     AffinityTerm,
-    IncomingTerm,
     NamespaceLister,
     TermCache,
 )
@@ -102,10 +101,10 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
     counts = PairCounts(snapshot)
     touched = False
     # The incoming pod's preferred terms against every existing pod.
-    preferred = [(IncomingTerm(w.term, namespaces), w.weight) for w in own.preferred_affinity]
-    preferred += [(IncomingTerm(w.term, namespaces), -w.weight) for w in own.preferred_anti_affinity]
+    preferred = [(terms.incoming(w.term, namespaces), w.weight) for w in own.preferred_affinity]
+    preferred += [(terms.incoming(w.term, namespaces), -w.weight) for w in own.preferred_anti_affinity]
     for it, weight in preferred:
-        sums = Matching(snapshot, "preferred", (it,), it.matches).sums(it.topology_key)
+        sums = Matching(snapshot, "preferred", (it,), it.matches, terms.counters).sums(it.topology_key)
         touched |= counts.add_sums(it.topology_key, sums, weight)
     # Existing pods' terms against the incoming pod: each distinct term matched once.
     if snapshot.with_affinity:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -333,6 +333,40 @@ class TermCache:
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[Pod, PodTerms]] = {}
         self._by_content: dict[tuple[str, bytes], PodTerms] = {}
+        self._incoming: dict[tuple[AffinityTerm, NamespaceLister], IncomingTerm] = {}
+        self._matched: dict[tuple[AffinityTerm, str, frozenset[tuple[str, str]]], bool] = {}
+        # What the Matching counts of InterPodAffinity keep per group of incoming terms.
+        self.counters: dict[Hashable, object] = {}
+
+    def incoming(self, term: AffinityTerm, namespaces: NamespaceLister) -> IncomingTerm:
+        """The term as the incoming pod's; one object per term whose namespaces do not depend on
+        namespace labels (so the per-node memos it keys and its namespace answers are shared)."""
+        sel = term.namespace_selector
+        if not (sel.nothing or sel.everything):
+            return IncomingTerm(term, namespaces)
+        key = (term, namespaces)
+        found = self._incoming.get(key)
+        if found is None:
+            if len(self._incoming) >= self.MAX_CONTENTS:
+                self._incoming.clear()
+                self.counters.clear()
+            found = self._incoming[key] = IncomingTerm(term, namespaces)
+        return found
+
+    def matches(self, term: AffinityTerm, pod: Pod, ns_labels: Labels | None,
+                labels: frozenset[tuple[str, str]]) -> bool:
+        """term.matches(pod, ns_labels), remembered per pod namespace and labels (`labels`: the pod's,
+        as a frozenset) for the terms that read no namespace labels."""
+        sel = term.namespace_selector
+        if not (sel.nothing or sel.everything):
+            return term.matches(pod, ns_labels)
+        key = (term, pod.metadata.namespace, labels)
+        found = self._matched.get(key)
+        if found is None:
+            if len(self._matched) >= self.MAX_ENTRIES:
+                self._matched.clear()
+            found = self._matched[key] = term.matches(pod, ns_labels)
+        return found
 
     def of(self, pod: Pod) -> PodTerms:
         aff = pod.spec.affinity
