@@ -77,7 +77,7 @@ class LabelRequirement:
         # Gt/Lt: decide once per distinct value; the extra last entry answers code -1 (no label).
         lut = [self.matches({self.key: v}) for v in snapshot.label_values[self.key]]
         lut.append(False)
-        return np.array(lut, dtype=np.bool_)[codes]
+        return np.array(lut, dtype=np.bool_).take(codes)
 
 
 @dataclass(frozen=True)

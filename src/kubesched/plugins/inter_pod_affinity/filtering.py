@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy as np
 
 from kubesched.framework.interface import Bools, Rows
-from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.snapshot import I64, Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
@@ -234,7 +234,7 @@ def _in_values(snapshot: Snapshot, rows: Rows, key: str, lut: Bools) -> tuple[Bo
         none = np.zeros(len(rows), dtype=np.bool_)
         return none, none
     codes = snapshot.take(column, rows)
-    return codes >= 0, lut[codes]
+    return codes >= 0, lut.take(codes)
 
 
 def filter_mask(s: PreFilterState, snapshot: Snapshot, rows: Rows) -> Bools | None:
@@ -248,21 +248,30 @@ def filter_mask(s: PreFilterState, snapshot: Snapshot, rows: Rows) -> Bools | No
             all_exist &= hit
         ok = all_keys if not s._affinity and s.self_match else all_keys & all_exist
     # The anti-affinity terms and the existing pods' terms reject a node alike: one table of the
-    # values they forbid per topology key, one lookup per key.
+    # values they forbid per topology key (their counts added first), one lookup per key.
     forbidden: dict[str, Bools] = {}
-    if s._anti_affinity:
-        for t in s.anti_affinity_terms:
-            _forbid(forbidden, t.topology_key, s._anti_affinity.positive(snapshot, t.topology_key))
-    if s._existing:
-        columns = s._existing.columns()
-        keys = list(columns) if columns is not None else sorted({k for k, _ in s.existing_anti_affinity_counts})
-        for key in keys:
-            _forbid(forbidden, key, s._existing.positive(snapshot, key))
+    counted: dict[str, list[I64]] = {}
+    for counts, keys in ((s._anti_affinity, [t.topology_key for t in s.anti_affinity_terms]), (s._existing, None)):
+        if not counts:
+            continue
+        columns = counts.columns()
+        if columns is not None:
+            for key, sums in columns.items():
+                counted.setdefault(key, []).append(sums)
+            continue
+        for key in keys if keys is not None else sorted({k for k, _ in counts.as_dict()}):
+            _forbid(forbidden, key, counts.positive(snapshot, key))
+    for key, arrays in counted.items():
+        total = arrays[0] if len(arrays) == 1 else sum(arrays[1:], arrays[0])
+        lut = np.zeros(len(snapshot.label_values.get(key, ())) + 1, dtype=np.bool_)
+        np.greater(total, 0, out=lut[:len(total)])  # the last entry, False, answers code -1
+        _forbid(forbidden, key, lut)
     for key, lut in forbidden.items():
         column = snapshot.label_codes.get(key)
         if column is None:
             continue
-        allowed = ~lut[snapshot.take(column, rows)]
+        allowed = lut.take(snapshot.take(column, rows))
+        np.logical_not(allowed, out=allowed)
         ok = allowed if ok is None else np.logical_and(ok, allowed, out=ok)
     return None if ok is None or np.count_nonzero(ok) == len(ok) else ok
 

@@ -150,7 +150,7 @@ def score_rows(s: PreScoreState | None, snapshot: Snapshot, rows: Rows) -> Score
             continue
         lut = np.zeros(len(snapshot.label_values[key]) + 1, dtype=np.int64)  # the last entry: code -1
         lut[:len(sums)] = sums
-        total += lut[snapshot.take(column, rows)]
+        total += lut.take(snapshot.take(column, rows))
     return total
 
 

@@ -219,7 +219,7 @@ def filter_mask(s: PreFilterState, pod: PodInfo, snapshot: Snapshot, rows: Rows)
         # (the node lacks the key), which never does.
         passes = lut <= allowed
         passes[-1] = False
-        m = passes[snapshot.take(col, rows)]
+        m = passes.take(snapshot.take(col, rows))
         ok = m if ok is None else np.logical_and(ok, m, out=ok)
     return None if ok is None or np.count_nonzero(ok) == len(ok) else ok
 

@@ -126,7 +126,7 @@ def score_rows(s: PreScoreState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -
         has = codes >= 0
         lut = s.luts[i]
         cnt = (matching_per_node(snapshot, c.selector, namespace)[rows].astype(np.float64) if lut is None
-               else lut[codes])
+               else lut.take(codes))
         part = cnt * s.weights[i] + float(c.max_skew - 1)
         total = np.where(has, total + part, total)
     t = np.trunc(total)
