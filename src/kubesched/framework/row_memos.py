@@ -26,12 +26,13 @@ MAX_ROW_MEMOS = 128
 
 
 class _LabelSums:
-    __slots__ = ("codes", "labels_version", "sums")
+    __slots__ = ("codes", "labels_version", "sums", "total")
 
     def __init__(self, sums: I64, codes: I32, labels_version: int) -> None:
         self.sums = sums
         self.codes = codes
         self.labels_version = labels_version
+        self.total = int(sums.sum())  # moved with the sums: whether any is set, without a pass
 
 
 class _RowMemo:
@@ -180,6 +181,7 @@ class RowMemos:
                 code = ls.codes[i]
                 if code >= 0:
                     ls.sums[code] += delta
+                    ls.total += delta
         memo.versions[i] = self.pods_version[i]
 
     def per_row(self, key: Hashable, count: Callable[[NodeInfo], int],
@@ -199,6 +201,12 @@ class RowMemos:
             sums = np.bincount(codes + 1, weights=memo.values, minlength=size + 1)[1:].astype(np.int64)
             found = memo.label_sums[label] = _LabelSums(sums, codes, labels_version)
         return found.sums
+
+    def sums_total(self, key: Hashable, label: str) -> int | None:
+        """The total of the sums by label under key, as sums_by_label left them (None: none kept)."""
+        memo = self._row_memos.get(key)
+        found = memo.label_sums.get(label) if memo is not None else None
+        return found.total if found is not None else None
 
     def keys_per_row(self, key: Hashable, keys_of_pod: Callable[[PodInfo], Iterable[Hashable]],
                      pods_of: Callable[[NodeInfo], Iterable[PodInfo]]) -> dict[Hashable, int]:

@@ -241,6 +241,11 @@ class Snapshot:
         return self.memos.sums_by_label(key, count, label, codes, len(self.label_values[label]),
                                         self.labels_version, count_pod, initial)
 
+    def sums_total(self, key: Hashable, label: str) -> int | None:
+        """The total of what sums_by_label(key, ..., label, ...) returned last (None: not kept):
+        whether any is non-zero, for counts that are never negative, without a pass over them."""
+        return self.memos.sums_total(key, label)
+
     def no_pod_matches(self, namespaces: Iterable[str], pairs: Iterable[tuple[str, Iterable[str]]]) -> bool:
         """Whether, for one of the (label key, values) pairs a selector requires (In), no pod of these
         namespaces carries the key with one of the values: so the selector matches no pod there."""

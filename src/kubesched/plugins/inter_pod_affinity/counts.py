@@ -35,16 +35,18 @@ class PairCounts:
         # Counts are never negative: with positive weights only, a column held is non-zero.
         self._mixed = False
 
-    def add_sums(self, key: str, sums: I64 | None, weight: int = 1) -> bool:
+    def add_sums(self, key: str, sums: I64 | None, weight: int = 1, total: int | None = None) -> bool:
         """Add weight * sums[code] at each value of key (sums by label code, as
-        Snapshot.sums_by_label makes them; None: no node has the key); whether any value had a
-        non-zero count (kube-scheduler then holds the pair, even if weights cancel out). The sums
-        are the snapshot's: copied, never changed."""
+        Snapshot.sums_by_label makes them; None: no node has the key; total: their sum, when
+        known, for sums never negative); whether any value had a non-zero count (kube-scheduler
+        then holds the pair, even if weights cancel out). The sums are the snapshot's, never
+        changed here, and held by reference with a weight of 1: the snapshot does not change
+        during a scheduling cycle, which is as long as a PreFilter or PreScore state lives."""
         if self._snapshot is None or self._dict is not None:
             raise RuntimeError("PairCounts.add_sums: built without a snapshot, or already a dict")
-        if sums is None or not np.count_nonzero(sums):
+        if sums is None or not (total if total is not None else np.count_nonzero(sums)):
             return False
-        weighted = sums.copy() if weight == 1 else sums * weight
+        weighted = sums if weight == 1 else sums * weight
         if weight < 0:
             self._mixed = True
         found = self._by_key.get(key)
@@ -150,6 +152,11 @@ class Matching:
         self._snapshot = snapshot
         self._terms = terms
         self._per_node: I64 | None = None
+
+    def total(self, label: str) -> int | None:
+        """The total of what sums(label) returned, when the snapshot keeps it (else None)."""
+        key = self._counters.key
+        return self._snapshot.sums_total(key, label) if key is not None else None
 
     def sums(self, label: str) -> I64 | None:
         """Per code of label: the matching pods on the nodes with that value (None: no node has it)."""

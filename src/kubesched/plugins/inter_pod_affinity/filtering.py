@@ -158,18 +158,20 @@ def compute_pre_filter(pod: PodInfo, snapshot: Snapshot, terms: TermCache,
         for term in distinct:
             if isinstance(term, AffinityTerm) and terms.matches(term, incoming, ns_labels, labels):
                 count, count_pod = _pods_with_term(terms, term)
-                sums = snapshot.sums_by_label(("InterPodAffinity", "existing-anti-affinity", term),
-                                              count, term.topology_key, count_pod,
+                memo = ("InterPodAffinity", "existing-anti-affinity", term)
+                sums = snapshot.sums_by_label(memo, count, term.topology_key, count_pod,
                                               functools.partial(snapshot.key_counts, EXISTING_TERMS, term))
-                s._existing.add_sums(term.topology_key, sums)
+                s._existing.add_sums(term.topology_key, sums, total=snapshot.sums_total(memo, term.topology_key))
 
     if affinity:
         matching = Matching(snapshot, "affinity", affinity, lambda p: matches_all(affinity, p), terms.counters)
         for it in affinity:
-            s._affinity.add_sums(it.topology_key, matching.sums(it.topology_key))
+            key = it.topology_key
+            s._affinity.add_sums(key, matching.sums(key), total=matching.total(key))
     for it in anti:
         matching = Matching(snapshot, "anti-affinity", (it,), it.matches, terms.counters)
-        s._anti_affinity.add_sums(it.topology_key, matching.sums(it.topology_key))
+        key = it.topology_key
+        s._anti_affinity.add_sums(key, matching.sums(key), total=matching.total(key))
 
     if not s._existing and not affinity and not anti:
         return None, SKIP

@@ -9,6 +9,7 @@ through a SelectorLister port, so it stays free of informers.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -216,6 +217,7 @@ def nodes_with_keys(snapshot: Snapshot, constraints: Sequence[Constraint]) -> Bo
     return has_keys
 
 
+@functools.lru_cache(maxsize=4096)
 def _counters(selector: sel.Selector, namespace: str) -> tuple[Callable[[NodeInfo], int], Callable[[PodInfo], int]]:
     def count(node: NodeInfo) -> int:
         return count_matching(node, selector, namespace) if node.pods else 0
@@ -225,8 +227,9 @@ def _counters(selector: sel.Selector, namespace: str) -> tuple[Callable[[NodeInf
     return count, count_pod
 
 
-def _in_pairs(selector: sel.Selector) -> list[tuple[str, frozenset[str]]]:
-    return [(r.key, r.values) for r in selector.requirements if r.op == "In"]
+@functools.lru_cache(maxsize=4096)
+def _in_pairs(selector: sel.Selector) -> tuple[tuple[str, frozenset[str]], ...]:
+    return tuple((r.key, r.values) for r in selector.requirements if r.op == "In")
 
 
 def matching_per_node(snapshot: Snapshot, selector: sel.Selector, namespace: str) -> I64:
