@@ -131,7 +131,7 @@ def _pods_with_required_anti_affinity(ni: NodeInfo) -> Iterable[PodInfo]:
 def _pods_with_term(terms: TermCache, term: AffinityTerm) -> tuple[Callable[[NodeInfo], int], Callable[[PodInfo], int]]:
     """Per node, and per pod: how often the term is among the pods' required anti-affinity terms."""
     def count_pod(other: PodInfo) -> int:
-        return sum(1 for t in terms.of(other.pod).required_anti_affinity if t == term)
+        return terms.of(other.pod).required_anti_affinity.count(term)
 
     def count(ni: NodeInfo) -> int:
         return sum(count_pod(other) for other in ni.pods_with_required_anti_affinity.values())

@@ -126,7 +126,10 @@ class Selector:
     def matches(self, labels: Labels) -> bool:
         if self.nothing:
             return False
-        return all(r.matches(labels) for r in self.requirements)
+        for r in self.requirements:  # noqa: SIM110  # a loop, not all(): no generator to make per call
+            if not r.matches(labels):
+                return False
+        return True
 
 
 NOTHING = Selector((), nothing=True)

@@ -219,12 +219,26 @@ def nodes_with_keys(snapshot: Snapshot, constraints: Sequence[Constraint]) -> Bo
 
 @functools.lru_cache(maxsize=4096)
 def _counters(selector: sel.Selector, namespace: str) -> tuple[Callable[[NodeInfo], int], Callable[[PodInfo], int]]:
-    def count(node: NodeInfo) -> int:
-        return count_matching(node, selector, namespace) if node.pods else 0
+    """count_matching per node and pod_matches per pod, with what they read of the selector bound."""
+    if selector.empty() or selector.nothing:
+        return _none_on_node, _not_counted
+    matches = selector.matches
 
     def count_pod(pi: PodInfo) -> int:
-        return 1 if pod_matches(pi, selector, namespace) else 0
+        meta = pi.pod.metadata
+        return 1 if meta.namespace == namespace and meta.deletion_timestamp is None and matches(meta.labels) else 0
+
+    def count(node: NodeInfo) -> int:
+        return sum(map(count_pod, node.pods.values())) if node.pods else 0
     return count, count_pod
+
+
+def _none_on_node(node: NodeInfo) -> int:
+    return 0
+
+
+def _not_counted(pi: PodInfo) -> int:
+    return 0
 
 
 @functools.lru_cache(maxsize=4096)

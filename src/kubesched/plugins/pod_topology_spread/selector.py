@@ -58,7 +58,10 @@ class Selector:
     def matches(self, labels: Mapping[str, str]) -> bool:
         if self.nothing:
             return False
-        return all(r.matches(labels) for r in self.requirements)
+        for r in self.requirements:  # noqa: SIM110  # a loop, not all(): no generator to make per call
+            if not r.matches(labels):
+                return False
+        return True
 
     def with_labels(self, pairs: Mapping[str, str]) -> Selector:
         """mergeLabelSetWithSelector: the pairs ANDed in; the select-nothing selector stays as it is."""
