@@ -12,7 +12,7 @@ Score adds up the node's entries; NormalizeScore scales min..max to 0..100.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import cast
 
 import numpy as np
@@ -79,8 +79,14 @@ def _occurrences(terms: TermCache, wanted: ScoringTerm) -> tuple[Callable[[NodeI
     return count, count_pod
 
 
+def _pods_with_affinity(ni: NodeInfo) -> Iterable[PodInfo]:
+    return ni.pods_with_affinity.values()
+
+
 def existing_scoring_terms_of(terms: TermCache, pod: Pod) -> list[ScoringTerm]:
     theirs = terms.of(pod)
+    if not (theirs.required_affinity or theirs.preferred_affinity or theirs.preferred_anti_affinity):
+        return []  # most pods with terms have required anti-affinity only, which scores nothing
     out: list[ScoringTerm] = [(t, "required", 0) for t in theirs.required_affinity]
     out += [(w.term, "preferred", w.weight) for w in theirs.preferred_affinity]
     out += [(w.term, "preferred", -w.weight) for w in theirs.preferred_anti_affinity]
@@ -109,7 +115,7 @@ def compute_pre_score(pod: PodInfo, snapshot: Snapshot, terms: TermCache, namesp
     # Existing pods' terms against the incoming pod: each distinct term matched once.
     if snapshot.with_affinity:
         distinct = snapshot.keys_per_row(SCORING_TERMS, lambda pi: existing_scoring_terms_of(terms, pi.pod),
-                                         lambda ni: ni.pods_with_affinity.values())
+                                         _pods_with_affinity)
         for found in distinct:
             term, kind, weight = cast(ScoringTerm, found)
             if kind == "required":

@@ -59,6 +59,7 @@ class PodTopologySpread:
         self.system_defaulted = system_defaulted
         self.selectors: SelectorLister = selectors if selectors is not None else NoSelectors()
         self._parsed: dict[tuple[bytes, str], list[Constraint]] = {}
+        self._last_specs: tuple[list[SpreadSpec], bytes] | None = None
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
         return self._EVENTS
@@ -81,7 +82,14 @@ class PodTopologySpread:
         unless matchLabelKeys makes them read the pod's own labels."""
         if any(c.match_label_keys for c in specs):
             return filter_constraints(specs, pod.pod.metadata.labels, action)
-        key = (_encode(specs), action)
+        # PreFilter and PreScore ask for the same pod's specs in turn: encoded once for both.
+        last = self._last_specs
+        if last is not None and last[0] is specs:
+            encoded = last[1]
+        else:
+            encoded = _encode(specs)
+            self._last_specs = (specs, encoded)
+        key = (encoded, action)
         found = self._parsed.get(key)
         if found is None:
             found = filter_constraints(specs, pod.pod.metadata.labels, action)
