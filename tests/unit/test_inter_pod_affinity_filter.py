@@ -511,3 +511,31 @@ def test_term_cache_shares_what_reads_no_namespace_labels(term: AffinityTerm, sh
         # asked twice: the remembered answer is the term's, even after the namespace's labels change
         assert cache.matches(term, pod, ns_labels, key) == term.matches(pod, ns_labels)
         assert cache.matches(term, pod, ns_labels, key) == term.matches(pod, ns_labels)
+
+
+def test_pods_sharing_one_affinity_object_share_terms_within_a_namespace_only() -> None:
+    """The informer hands a workload's pods one affinity object: the terms parsed for one pod serve
+    the next in the namespace; another namespace (the terms' own-namespace default) and terms that
+    read the pod's labels (matchLabelKeys) are parsed for the pod itself."""
+    cache = TermCache()
+    first = make_pod("a", "ns1").labels(app="a").affinity_term(affinity_term(match_labels={"app": "a"},
+                                                                              topology_key="zone"), anti=True).obj()
+    aff = first.spec.affinity
+
+    def sharing(name: str, namespace: str, **labels: str) -> Pod:
+        pod = make_pod(name, namespace).labels(**labels).obj()
+        pod.spec.affinity = aff
+        return pod
+
+    terms = cache.of(first)
+    assert cache.of(sharing("b", "ns1", app="a")) is terms
+    other = cache.of(sharing("c", "ns2", app="a"))
+    assert other.required_anti_affinity[0].namespaces == frozenset({"ns2"})
+    keyed = make_pod("k1", "ns1").labels(app="x").affinity_term(
+        affinity_term(topology_key="zone", match_label_keys=("app",)), anti=True).obj()
+    cache.of(keyed)
+    twin = make_pod("k2", "ns1").labels(app="y").obj()
+    twin.spec.affinity = keyed.spec.affinity
+    selector = cache.of(twin).required_anti_affinity[0].selector
+    assert selector.matches({"app": "y"})
+    assert not selector.matches({"app": "x"})

@@ -336,6 +336,7 @@ class TermCache:
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[Pod, PodTerms]] = {}
         self._by_content: dict[tuple[str, bytes], PodTerms] = {}
+        self._last: tuple[Affinity, str, PodTerms] | None = None
         self._incoming: dict[tuple[AffinityTerm, NamespaceLister], IncomingTerm] = {}
         self._matched: dict[tuple[AffinityTerm, str, frozenset[tuple[str, str]]], bool] = {}
         # What the Matching counts of InterPodAffinity keep per group of incoming terms.
@@ -378,6 +379,12 @@ class TermCache:
         found = self._by_id.get(id(pod))
         if found is not None and found[0] is pod:
             return found[1]
+        # The informer shares one affinity object among a workload's pods (model.intern): the pod
+        # before this one's, in the same namespace, has the same terms, unless they read its labels.
+        last = self._last
+        if last is not None and last[0] is aff and last[1] == pod.metadata.namespace:
+            self._remember(pod, last[2])
+            return last[2]
         key = _content_key(pod, aff)
         shared = self._by_content.get(key) if key is not None else None
         if shared is not None:
@@ -388,10 +395,15 @@ class TermCache:
                 if len(self._by_content) >= self.MAX_CONTENTS:
                     self._by_content.clear()
                 self._by_content[key] = terms
+        if key is not None:
+            self._last = (aff, pod.metadata.namespace, terms)
+        self._remember(pod, terms)
+        return terms
+
+    def _remember(self, pod: Pod, terms: PodTerms) -> None:
         if len(self._by_id) >= self.MAX_ENTRIES:
             self._by_id.clear()
         self._by_id[id(pod)] = (pod, terms)
-        return terms
 
 
 class IncomingTerm:
