@@ -3,15 +3,18 @@ rows whose node or pods changed, and equal to computing them afresh."""
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import numpy.typing as npt
 import pytest
 
+from kubesched.framework import NodeCursor, PodInfo, ScheduleResult, schedule_pod
 from kubesched.framework.row_values import FEW_ROWS, RowValues
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo
 from tests.builders import make_node, make_pod
-from tests.unit.scheduling_helpers import cache_with
+from tests.unit.scheduling_helpers import cache_with, default_profile
 
 I64 = npt.NDArray[np.int64]
 Rows = npt.NDArray[np.intp]
@@ -85,3 +88,37 @@ def test_a_long_change_log_or_many_rows_recompute_vectorised() -> None:
     seen.clear()
     assert rv.values("k", compute, rv.all_rows, one).tolist() == state.tolist()
     assert seen == [50]
+
+
+def test_an_overcommitted_node_does_not_stop_the_kept_resource_scores() -> None:
+    """Kept scores cover every node, the ones the filters reject too: a node whose bound pod asks
+    more than int64 holds (its sums saturate, then wrap when a request is added) must not make the
+    second pod of a kind fail its cycle, as it did in the integration test of odd objects."""
+    cache = cache_with([make_node(f"n{i}").capacity(cpu="8", memory="16Gi", pods="110") for i in range(4)]
+                       + [make_node("odd").capacity(cpu="8", memory="16Gi", pods="110")])  # type: ignore[arg-type]
+    cache.add_pod(make_pod("huge").node("odd").req(cpu="10P", memory="100Pi",
+                                                   example_com__widgets="9223372036854775807").obj())
+    profile = default_profile()
+    cursor, rng = NodeCursor(), random.Random(0)
+    for k in range(12):
+        info = PodInfo(make_pod(f"p{k}").req(cpu="100m").obj())
+        result = schedule_pod(profile, cache.snapshot(), info, rng=rng, cursor=cursor)
+        assert isinstance(result, ScheduleResult), result
+        assert result.suggested_host != "odd"
+        cache.assume_pod(info, result.suggested_host)
+
+
+def test_a_compute_that_fails_on_rows_not_asked_for_is_not_kept() -> None:
+    rv = RowValues(np.arange(4, dtype=np.intp))
+
+    def compute(rows: Rows) -> I64:
+        if 3 in rows.tolist():
+            raise IndexError("row 3 is out of this function's domain")
+        found: I64 = rows.astype(np.int64) * 10
+        return found
+
+    asked = np.array([0, 2], dtype=np.intp)
+    for _ in range(3):  # first use, then the tries to keep every row
+        assert rv.values("k", compute, asked).tolist() == [0, 20]
+    with pytest.raises(IndexError):
+        rv.values("k", compute, rv.all_rows)  # what the caller asks for still raises

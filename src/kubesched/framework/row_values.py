@@ -22,6 +22,9 @@ _A = TypeVar("_A", bound=np.ndarray[Any, Any])
 # Keys kept (least recently used dropped), and keys seen once (not kept until seen again).
 MAX_KEPT = 256
 MAX_SEEN = 1024
+# What a compute may raise for a row its caller would never ask about (an overcommitted node):
+# the values are then not kept, and only the rows asked for are computed, as without keeping.
+_OUT_OF_DOMAIN = (ArithmeticError, IndexError, ValueError)
 # Changed rows recomputed one by one at most (a numpy call costs about as much as a row in Python).
 FEW_ROWS = 16
 
@@ -68,22 +71,32 @@ class RowValues:
                 if len(self._seen) > MAX_SEEN:
                     self._seen.popitem(last=False)
                 return compute(rows)
-            kept = self._kept[key] = _Kept(compute(self.all_rows), epoch)
+            try:
+                kept = self._kept[key] = _Kept(compute(self.all_rows), epoch)
+            except _OUT_OF_DOMAIN:
+                return compute(rows)
             if len(self._kept) > MAX_KEPT:
                 self._kept.popitem(last=False)
         else:
             self._kept.move_to_end(key)
             if kept.epoch != epoch:
-                start = kept.epoch - self._log_base
-                if start < 0:
-                    kept.values = compute(self.all_rows)
-                elif compute_row is not None and len(self._log) - start <= FEW_ROWS:
-                    values = kept.values
-                    for i in dict.fromkeys(self._log[start:]):
-                        values[i] = compute_row(i)
-                else:
-                    changed = np.fromiter(dict.fromkeys(self._log[start:]), dtype=np.intp)
-                    kept.values[changed] = compute(changed)
+                try:
+                    self._catch_up(kept, compute, compute_row)
+                except _OUT_OF_DOMAIN:
+                    del self._kept[key]
+                    return compute(rows)
                 kept.epoch = epoch
         values = kept.values
         return cast(_A, values.copy() if rows is self.all_rows else values[rows])
+
+    def _catch_up(self, kept: _Kept, compute: Callable[[Rows], Any], compute_row: Callable[[int], Any] | None) -> None:
+        start = kept.epoch - self._log_base
+        if start < 0:
+            kept.values = compute(self.all_rows)
+        elif compute_row is not None and len(self._log) - start <= FEW_ROWS:
+            values = kept.values
+            for i in dict.fromkeys(self._log[start:]):
+                values[i] = compute_row(i)
+        else:
+            changed = np.fromiter(dict.fromkeys(self._log[start:]), dtype=np.intp)
+            kept.values[changed] = compute(changed)

@@ -366,7 +366,9 @@ def balanced_allocation_cpu_memory_columns(snapshot: Snapshot, rows: Rows, cpu_r
     # [with the pod / without it][cpu / memory][node]; int64 / int64 divides as float64, the same
     # operation as the general path's astype then divide.
     fractions: F64 = (used + _with_and_without(cpu_request, mem_request)) / alloc
-    np.minimum(fractions, 1.0, out=fractions)
+    # Clipped at 0 too: a fraction is never negative for a node the filters pass, but kept values
+    # (Snapshot.kept_values) cover every node, and an overcommitted one's sums may have wrapped.
+    np.clip(fractions, 0.0, 1.0, out=fractions)
     spread: F64 = fractions[:, 0] - fractions[:, 1]
     np.abs(spread, out=spread)
     # (2 - |d|) * 50 is bit-identical to the general path's (1 - |d / 2|) * 100: halving is exact,
