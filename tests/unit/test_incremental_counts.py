@@ -294,3 +294,27 @@ def test_a_memo_started_from_zeros_or_key_counts_moves_like_a_counted_one() -> N
     assert keyed.tolist() == [0, 1, 0, 0, 0, 0]
     cache.add_pod(make_pod("c").node("n2").labels(app="y").obj())
     assert snap.key_counts("apps", "y") is None  # the keys memo has not seen the change yet
+
+
+def test_sums_by_label_after_a_node_takes_a_new_value_and_then_a_pod() -> None:
+    """A node relabelled to a value no node had, then a pod placed on it: the memo moves its row
+    (its sums by label are stale and made again), where it used to raise IndexError every cycle."""
+    cache = cache_with([make_node(f"n{i}").label("rack", f"r{i % 2}") for i in range(4)])
+    snap = cache.snapshot()
+
+    def count_pod(pi: PodInfo) -> int:
+        return 1 if pi.pod.metadata.labels.get("app") == "x" else 0
+
+    def count(ni: NodeInfo) -> int:
+        return sum(count_pod(pi) for pi in ni.pods.values())
+
+    cache.add_pod(make_pod("a").node("n0").labels(app="x").obj())
+    sums = snap.sums_by_label("x", count, "rack", count_pod)
+    assert sums is not None
+    assert sums.tolist() == [1, 0]
+    cache.update_node(make_node("n3").label("rack", "r9").obj())
+    cache.add_pod(make_pod("b").node("n3").labels(app="x").obj())
+    sums = snap.sums_by_label("x", count, "rack", count_pod)
+    assert sums is not None
+    assert dict(zip(snap.label_values["rack"], sums.tolist(), strict=True)) == {"r0": 1, "r1": 0, "r9": 1}
+    assert snap.sums_total("x", "rack") == 2

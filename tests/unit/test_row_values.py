@@ -9,10 +9,11 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from kubesched.framework import NodeCursor, PodInfo, ScheduleResult, schedule_pod
+from kubesched.framework import CycleState, NodeCursor, PodInfo, ScheduleResult, schedule_pod
 from kubesched.framework.row_values import FEW_ROWS, RowValues
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo
+from kubesched.plugins import resource_scoring as rs
 from tests.builders import make_node, make_pod
 from tests.unit.scheduling_helpers import cache_with, default_profile
 
@@ -122,3 +123,29 @@ def test_a_compute_that_fails_on_rows_not_asked_for_is_not_kept() -> None:
         assert rv.values("k", compute, asked).tolist() == [0, 20]
     with pytest.raises(IndexError):
         rv.values("k", compute, rv.all_rows)  # what the caller asks for still raises
+
+
+@pytest.mark.parametrize("memory", [pytest.param("32Gi", id="small"), pytest.param(str(2**60), id="int64-wraps")])
+def test_kept_fit_score_of_a_changed_node_is_the_columns_score(memory: str) -> None:
+    """A node changed since its score was kept is scored again; on amounts whose products pass
+    int64 (which the columns wrap, like kube-scheduler) through the columns, not the exact ints."""
+    cache = cache_with([make_node("big").capacity(cpu="8", memory=memory, pods="110"),
+                        make_node("n").capacity(cpu="8", memory="32Gi", pods="110")])
+    profile = default_profile()
+    fit = next(pl for pl, _ in profile.score if pl.name == "NodeResourcesFit")
+    snap = cache.snapshot()
+
+    def scores(name: str) -> list[int]:
+        info = PodInfo(make_pod(name).req(cpu="100m", memory="1Gi").obj())
+        state = CycleState()
+        for pl in profile.pre_score:
+            pl.pre_score(state, info, snap, snap.all_rows)
+        kept: list[int] = fit.score_batch(state, info, snap, snap.all_rows).tolist()  # type: ignore[attr-defined]
+        fresh = rs.fit_cpu_memory_columns(snap, snap.all_rows, info.score_cpu, info.score_mem, 1, 1, False).tolist()
+        assert kept == fresh
+        return kept
+
+    scores("a")
+    scores("b")  # kept from here on
+    cache.add_pod(make_pod("on-big").node("big").req(cpu="1", memory="1Gi").obj())
+    scores("c")

@@ -190,7 +190,9 @@ class RowMemos:
             memo.values_mv[i] += delta
             for ls in memo.label_sums.values():
                 code = ls.codes_mv[i]
-                if code >= 0:
+                # A code past the sums: the node took a value new since they were made, so they are
+                # stale and sums_by_label makes them again from the values.
+                if 0 <= code < len(ls.sums_mv):
                     ls.sums_mv[code] += delta
                     ls.total += delta
         memo.versions_mv[i] = self._pods_version_mv[i]

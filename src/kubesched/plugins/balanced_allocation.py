@@ -55,10 +55,14 @@ class BalancedAllocation:
         if positions is not None and snapshot.cpu_mem_allocatable_everywhere:
             c, m = positions
             cpu, mem = requests[c], requests[m]
-            return snapshot.kept_values(
-                (self, cpu, mem),
-                lambda r: rs.balanced_allocation_cpu_memory_columns(snapshot, r, cpu, mem), rows,
-                lambda node: self.score(state, pod, node, snapshot))
+            def columns(r: Rows) -> Scores:
+                return rs.balanced_allocation_cpu_memory_columns(snapshot, r, cpu, mem)
+
+            def one(node: NodeInfo) -> int:
+                if rs.small_cpu_memory(node, cpu, mem, requested=True):
+                    return self.score(state, pod, node, snapshot)
+                return int(columns(np.array([snapshot.index[node.name]], dtype=np.intp))[0])
+            return snapshot.kept_values((self, cpu, mem), columns, rows, one)
         requested, allocated, allocatable = rs.allocation_columns(snapshot, rows, self.resources, requests, True)
         return rs.balanced_allocation_columns(requested, allocated, allocatable)
 

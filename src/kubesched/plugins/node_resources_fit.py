@@ -205,10 +205,14 @@ class NodeResourcesFit:
             c, m = positions
             cpu, mem, most = requests[c], requests[m], self.strategy == MOST_ALLOCATED
             weights = self.weights[c], self.weights[m]
-            return snapshot.kept_values(
-                (self, "score", cpu, mem, weights, most),
-                lambda r: rs.fit_cpu_memory_columns(snapshot, r, cpu, mem, *weights, most), rows,
-                lambda node: self.score(state, pod, node, snapshot))
+            def columns(r: Rows) -> Scores:
+                return rs.fit_cpu_memory_columns(snapshot, r, cpu, mem, *weights, most)
+
+            def one(node: NodeInfo) -> int:
+                if rs.small_cpu_memory(node, cpu, mem, requested=False):
+                    return self.score(state, pod, node, snapshot)
+                return int(columns(np.array([snapshot.index[node.name]], dtype=np.intp))[0])
+            return snapshot.kept_values((self, "score", cpu, mem, weights, most), columns, rows, one)
         requested, _, allocatable = rs.allocation_columns(snapshot, rows, self.resources, requests, False)
         if self.strategy == MOST_ALLOCATED:
             return rs.most_allocated_columns(requested, allocatable, self.weights)

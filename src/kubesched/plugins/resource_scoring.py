@@ -197,6 +197,21 @@ def _weighted_columns(requested: Sequence[I64], allocatable: Sequence[I64], weig
     return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
 
 
+# Below this, cpu and memory amounts times MAX_NODE_SCORE and a weight stay far inside int64: the
+# one-node paths (exact ints) and the column paths (int64, which wrap like kube-scheduler's) agree.
+_SMALL = 1 << 52
+
+
+def small_cpu_memory(node: NodeInfo, cpu_request: int, mem_request: int, requested: bool) -> bool:
+    """Whether the node's cpu and memory (allocatable, and the pods' sums: requested, or non-zero
+    requested) and the pod's requests are small enough that the one-node path scores as the
+    columns do (kept values recompute a changed node through it)."""
+    a = node.allocatable
+    used_cpu, used_mem = (node.requested.milli_cpu, node.requested.memory) if requested else (
+        node.non0_cpu, node.non0_mem)
+    return max(a.milli_cpu, a.memory, used_cpu, used_mem, cpu_request, mem_request) < _SMALL
+
+
 def fit_cpu_memory_columns(snapshot: Snapshot, rows: Rows, cpu_request: int, mem_request: int,
                            cpu_weight: int, mem_weight: int, most: bool) -> Scores:
     """least_allocated_columns / most_allocated_columns over cpu and memory (non-zero requests),
