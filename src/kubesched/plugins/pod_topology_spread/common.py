@@ -156,17 +156,13 @@ def node_has_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) 
 
 def pod_matches(pi: PodInfo, selector: sel.Selector, namespace: str) -> bool:
     """What countPodsMatchSelector counts: a pod of the namespace, not terminating, that the
-    selector matches; the select-everything selector counts none."""
-    meta = pi.pod.metadata
-    return (not selector.empty() and meta.deletion_timestamp is None and meta.namespace == namespace
-            and selector.matches(meta.labels))
+    selector matches; the select-everything selector counts none (the rule is _counters')."""
+    return _counters(selector, namespace)[1](pi) == 1
 
 
 def count_matching(node: NodeInfo, selector: sel.Selector, namespace: str) -> int:
     """countPodsMatchSelector over the node's pods."""
-    if selector.empty():
-        return 0
-    return sum(1 for pi in node.pods.values() if pod_matches(pi, selector, namespace))
+    return _counters(selector, namespace)[0](node)
 
 
 class InclusionMasks:
