@@ -1,6 +1,7 @@
 """UnsupportedPodFields: pods that need a plugin kubesched lacks stay Pending, naming each field.
-No field is left: pod (anti-)affinity, topology spread constraints, PVC and ephemeral volumes are
-evaluated by InterPodAffinity, PodTopologySpread and VolumeBinding; the old names still load."""
+One field is left, DRA's resourceClaims (with the containers' resources.claims naming them); pod
+(anti-)affinity, topology spread constraints, PVC and ephemeral volumes are evaluated by
+InterPodAffinity, PodTopologySpread and VolumeBinding, and the old names still load."""
 
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ from kubesched.config import kube_scheduler_default_plugins as default_plugins
 from kubesched.framework import Code, CycleState, FitError, PodInfo, ScheduleResult, build_profile
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.model.decode import TolerantDecoder
-from kubesched.model.objects import Affinity, Node, Pod, PodAffinity
+from kubesched.model.objects import (
+    Affinity,
+    Container,
+    Node,
+    Pod,
+    PodAffinity,
+    PodResourceClaim,
+    ResourceClaimRef,
+    ResourceRequirements,
+)
 from kubesched.plugins import unsupported_fields
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.plugins.unsupported_fields import FIELDS as UNSUPPORTED_POD_FIELDS
@@ -30,6 +40,24 @@ NOT_YET = ", which kubesched does not evaluate yet"
 def _empty_pod_affinity() -> PodBuilder:
     b = make_pod("p")
     b.obj().spec.affinity = Affinity(pod_affinity=PodAffinity(), pod_anti_affinity=PodAffinity())
+    return b
+
+
+def _claims(*, pod_level: bool = False, init: bool = False) -> PodBuilder:
+    b = make_pod("p")
+    spec = b.obj().spec
+    spec.resource_claims = [PodResourceClaim(name="gpu", resource_claim_template_name="one-gpu")]
+    spec.containers[0].resources.claims = [ResourceClaimRef(name="gpu")]
+    if init:
+        spec.init_containers = [Container(name="i", resources=ResourceRequirements(claims=[ResourceClaimRef("gpu")]))]
+    if pod_level:
+        spec.resources = ResourceRequirements(claims=[ResourceClaimRef(name="gpu")])
+    return b
+
+
+def _claims_only() -> PodBuilder:
+    b = make_pod("p")
+    b.obj().spec.resource_claims = [PodResourceClaim(name="gpu", resource_claim_name="shared-gpu")]
     return b
 
 
@@ -59,6 +87,14 @@ def run(plugin: UnsupportedPodFields, pod: PodBuilder) -> tuple[Code, tuple[str,
     pytest.param(make_pod("p").volume("scratch", ephemeral=True), None, id="ephemeral-passes"),
     pytest.param(make_pod("p").volume("data", claim="d").volume("s", ephemeral=True).spread()
                  .pod_affinity(anti=True, app="x").pod_affinity(app="y"), None, id="all-pass"),
+    # DRA: DynamicResources does not allocate devices yet, so a pod with a claim waits, naming each field.
+    pytest.param(_claims_only(), "pod uses spec.resourceClaims" + NOT_YET, id="resource-claims"),
+    pytest.param(_claims(), "pod uses spec.resourceClaims and spec.containers[0].resources.claims" + NOT_YET,
+                 id="resource-claims-and-container-claims"),
+    pytest.param(_claims(pod_level=True, init=True),
+                 "pod uses spec.resourceClaims, spec.initContainers[0].resources.claims, "
+                 "spec.containers[0].resources.claims and spec.resources.claims" + NOT_YET,
+                 id="every-place-a-claim-is-named"),
 ])
 def test_reject(pod: PodBuilder, want: str | None) -> None:
     assert run(UnsupportedPodFields(), pod) == (None if want is None else (UNRESOLVABLE, (want,)))
@@ -78,6 +114,24 @@ def test_retired_names_are_accepted_and_change_nothing(ignored: set[str], caplog
 
 def test_only_its_own_update_requeues_the_pod() -> None:
     assert UnsupportedPodFields().events_to_register() == (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),)
+
+
+def test_ignored_resource_claims_place_the_pod_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    plugin = unsupported_fields.new({"ignoredFields": ["resourceClaims"]})
+    with caplog.at_level(logging.WARNING, logger=unsupported_fields.__name__):
+        assert run(plugin, _claims()) is None
+        assert run(plugin, _claims()) is None  # warned once per pod
+    warned = [r for r in caplog.records if r.name == unsupported_fields.__name__]
+    assert len(warned) == 1
+    assert warned[0].fields == "spec.resourceClaims, spec.containers[0].resources.claims"  # type: ignore[attr-defined]
+
+
+def test_a_pod_with_claims_gets_kube_schedulers_message_shape() -> None:
+    result = _cycle(_claims().req(cpu="1"))
+    assert isinstance(result, FitError)
+    assert result.message() == ("0/4 nodes are available: pod uses spec.resourceClaims and "
+                                "spec.containers[0].resources.claims, which kubesched does not evaluate yet.")
+    assert result.diagnosis.unschedulable_plugins == {NAME}
 
 
 def test_field_names_agree_with_the_config_parser() -> None:
@@ -188,14 +242,15 @@ def test_args(args: str, want: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("args", "want"), [
     pytest.param("          ignoredFields: [ephemeral, podAffinities]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[1]: Unsupported value: "podAffinities": '
-                 'supported values: "persistentVolumeClaim", "ephemeral"', id="unknown-field"),
+                 'supported values: "resourceClaims", "persistentVolumeClaim", "ephemeral"', id="unknown-field"),
     pytest.param("          ignoredFields: [topologySpreadConstraints]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[0]: Unsupported value: '
-                 '"topologySpreadConstraints": supported values: "persistentVolumeClaim", "ephemeral"',
+                 '"topologySpreadConstraints": supported values: "resourceClaims", "persistentVolumeClaim", '
+                 '"ephemeral"',
                  id="spread-is-no-longer-a-field"),
     pytest.param("          ignoredFields: [podAntiAffinity]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[0]: Unsupported value: "podAntiAffinity": '
-                 'supported values: "persistentVolumeClaim", "ephemeral"',
+                 'supported values: "resourceClaims", "persistentVolumeClaim", "ephemeral"',
                  id="pod-anti-affinity-is-no-field-now"),
     pytest.param("          ignoredFields: [ephemeral, ephemeral]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[1]: Duplicate value: "ephemeral"', id="duplicate"),
@@ -231,19 +286,24 @@ def test_bad_args_name_the_field(args: str, want: str) -> None:
     pytest.param({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}, [],
                  id="pod-affinity-is-evaluated"),
+    pytest.param({"resourceClaims": None, "containers": [{"name": "c", "resources": {"claims": None}}]}, [],
+                 id="null-claims"),
+    pytest.param({"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}],
+                  "containers": [{"name": "a"}, {"name": "b", "resources": {"claims": [{"name": "gpu"}]}}]},
+                 ["spec.resourceClaims", "spec.containers[1].resources.claims"], id="resource-claims"),
 ])
 def test_decode(spec: dict[str, Any], found: list[str]) -> None:
     pod = TolerantDecoder(Pod).decode(msgspec.json.encode({"metadata": {"name": "p"}, "spec": spec}))
     assert [path for _, path in unsupported_fields.unsupported_fields(pod)] == found
 
 
-def test_a_config_without_it_needs_no_warning_now() -> None:
+def test_a_config_without_it_is_warned_about() -> None:
     from kubesched.cli_run import unguarded_profiles
 
     head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
     config = loads(head + "  - schedulerName: guarded\n"
                           "  - schedulerName: bare\n    plugins:\n      preFilter:\n        disabled:\n"
                           "          - name: UnsupportedPodFields\n")
-    # No field is unsupported now, so no profile is left unguarded.
-    assert unguarded_profiles(config) == []
+    # resourceClaims is unsupported, so the profile that dropped the guard is named.
+    assert unguarded_profiles(config) == ["bare"]
     assert unguarded_profiles(load(None)) == []

@@ -43,9 +43,16 @@ class ContainerPort(msgspec.Struct, rename="camel", gc=False, omit_defaults=True
     host_ip: str = ""
 
 
+class ResourceClaimRef(msgspec.Struct, gc=False, omit_defaults=True):
+    """A container's (or the pod's) `resources.claims[]` entry: which of the pod's resourceClaims it uses."""
+
+    name: str = ""
+
+
 class ResourceRequirements(msgspec.Struct, gc=False, omit_defaults=True):
     requests: dict[str, str] = {}
     limits: dict[str, str] = {}
+    claims: list[ResourceClaimRef] = []
 
 
 class Container(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
@@ -172,6 +179,14 @@ class Volume(InTreeDiskSources, rename="camel", gc=False, omit_defaults=True):
     csi: CSIVolumeSource | None = None
 
 
+class PodResourceClaim(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    """`spec.resourceClaims[]`: a DRA claim by name, or a template the resourceclaim controller makes one from."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
 class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     node_name: str = ""
     scheduler_name: str = "default-scheduler"
@@ -190,6 +205,7 @@ class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     restart_policy: str = "Always"
     topology_spread_constraints: list[TopologySpreadConstraint] = []
     volumes: list[Volume] = []
+    resource_claims: list[PodResourceClaim] = []
 
 
 class PodCondition(msgspec.Struct, gc=False, omit_defaults=True):

@@ -5,7 +5,13 @@ pod on a node its volume cannot reach, say. So this PreFilter rejects such a pod
 UnschedulableAndUnresolvable, naming every such field with its path; the pod gets
 PodScheduled=False and a FailedScheduling event saying why.
 
-Today no field is left: VolumeBinding evaluates `persistentVolumeClaim` and `ephemeral` volumes
+One field is left: DRA's `spec.resourceClaims` (and the `resources.claims` of containers and of the
+pod that name them), until DynamicResources allocates devices as kube-scheduler does; a pod with a
+claim placed without one would run on a node lacking its device. `ignoredFields: [resourceClaims]`
+places such pods as if they had no claims (a profile without DynamicResources in kube-scheduler
+does the same).
+
+VolumeBinding evaluates `persistentVolumeClaim` and `ephemeral` volumes
 (an ephemeral volume is the claim <pod>-<volume> the ephemeral-volume controller creates), as
 InterPodAffinity and PodTopologySpread evaluate pod affinity and topologySpreadConstraints. A
 profile that disables one of those plugins places such pods as if the fields were absent, as
@@ -39,9 +45,10 @@ NAME = "UnsupportedPodFields"
 
 PERSISTENT_VOLUME_CLAIM = "persistentVolumeClaim"
 EPHEMERAL = "ephemeral"
-# The fields kubesched does not evaluate: none since VolumeBinding (the names `ignoredFields` takes
-# are the last step of each path the message names).
-FIELDS: tuple[str, ...] = ()
+RESOURCE_CLAIMS = "resourceClaims"
+# The fields kubesched does not evaluate. The names `ignoredFields` takes are the pod-level field's;
+# a container's `resources.claims` can only name one of them, so the one name covers both.
+FIELDS: tuple[str, ...] = (RESOURCE_CLAIMS,)
 # Names `ignoredFields` still accepts although their plugin now evaluates them.
 RETIRED_FIELDS = (PERSISTENT_VOLUME_CLAIM, EPHEMERAL)
 
@@ -53,7 +60,16 @@ log = logging.getLogger(__name__)
 
 def unsupported_fields(pod: Pod) -> list[tuple[str, str]]:
     """(field name, path) of every field of the pod that kubesched would not evaluate, in spec order."""
-    return []
+    spec = pod.spec
+    found: list[tuple[str, str]] = []
+    if spec.resource_claims:
+        found.append((RESOURCE_CLAIMS, "spec.resourceClaims"))
+    for kind, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+        found.extend((RESOURCE_CLAIMS, f"spec.{kind}[{i}].resources.claims")
+                     for i, c in enumerate(containers) if c.resources.claims)
+    if spec.resources is not None and spec.resources.claims:
+        found.append((RESOURCE_CLAIMS, "spec.resources.claims"))
+    return found
 
 
 def reason(paths: Sequence[str]) -> str:
