@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import time
 
-from kubesched.cache import Cache
+from kubesched.backend.cache import Cache
 from kubesched.config import ProfileConfig, kube_scheduler_default_plugins
-from kubesched.explain.evaluate import explain
-from kubesched.explain.render import render_json, render_table
 from kubesched.framework import PodInfo, build_profile
 from kubesched.model.objects import (
     Affinity,
@@ -35,6 +33,8 @@ from kubesched.model.objects import (
     Taint,
 )
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.tools.explain.evaluate import explain
+from kubesched.tools.explain.render import render_json, render_table
 
 
 def node(i: int) -> Node:

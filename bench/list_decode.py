@@ -33,16 +33,16 @@ import msgspec
 import orjson
 
 from kubesched.api.informer import Handlers, Informer, pod_informer
-from kubesched.cache import Cache
-from kubesched.handlers import ClusterEventHandlers
+from kubesched.backend.cache import Cache
+from kubesched.backend.queue import SchedulingQueue
 from kubesched.model.objects import Node, Pod
-from kubesched.queue import SchedulingQueue
+from kubesched.scheduler.eventhandlers import ClusterEventHandlers
 
 try:
-    from kubesched.scheduler import collector_paused
+    from kubesched.scheduler.scheduler import collector_paused
 except ImportError:  # a tree from before it (PYTHONPATH=<old checkout>/src: the before figures)
     from contextlib import nullcontext as collector_paused  # type: ignore[assignment]
-from kubesched.sources import POD_FIELD_SELECTOR
+from kubesched.scheduler.sources import POD_FIELD_SELECTOR
 
 SCHEDULER = "bench-kubesched"
 PAGE = 500  # the pod informer's page size

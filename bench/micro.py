@@ -25,12 +25,12 @@ from collections.abc import Callable
 import msgspec
 import orjson
 
-from kubesched.cache import Cache
+from kubesched.backend.cache import Cache
 from kubesched.config import kube_scheduler_default_plugins, load
 from kubesched.config.types import ProfileConfig
 from kubesched.framework import FitError, NodeCursor, PodInfo, build_profile, schedule_pod
 from kubesched.model.objects import Node, Pod
-from kubesched.plugins.pool_ownership import StaticJobs
+from kubesched.plugins.cronjob_pool.ownership import StaticJobs
 from kubesched.plugins.registry import in_tree_registry
 
 

@@ -1,3 +1,3 @@
-from kubesched.cli import main
+from kubesched.cmd.main import main
 
 main()

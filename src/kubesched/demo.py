@@ -17,13 +17,13 @@ from pathlib import Path
 
 import msgspec
 
-from . import logs
-from .api import ApiClient, load_kubeconfig
-from .config import load
-from .localcluster import build, plane
-from .localcluster.topology import seed_kind
-from .model.objects import Pod
-from .scheduler import Scheduler
+from kubesched import logs
+from kubesched.api import ApiClient, load_kubeconfig
+from kubesched.config import load
+from kubesched.localcluster import build, plane
+from kubesched.localcluster.topology import seed_kind
+from kubesched.model.objects import Pod
+from kubesched.scheduler.scheduler import Scheduler
 
 CLUSTER = "kubesched-demo"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

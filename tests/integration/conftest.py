@@ -19,8 +19,7 @@ import pytest
 from kubesched.localcluster import build
 from kubesched.localcluster import plane as planes
 from kubesched.localcluster.topology import seed_kind
-
-from .kube import Kube
+from tests.integration.kube import Kube
 
 
 def _progress(message: str) -> None:

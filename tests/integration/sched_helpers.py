@@ -14,8 +14,7 @@ from typing import Any
 from kubesched.localcluster import plane as planes
 from kubesched.localcluster.topology import NodeSpec, Topology
 from kubesched.model.quantity import milli_value
-
-from .kube import Kube, wait_for
+from tests.integration.kube import Kube, wait_for
 
 KUBESCHED = "kubesched"
 DEFAULT = "default-scheduler"

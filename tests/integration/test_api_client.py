@@ -25,8 +25,7 @@ from kubesched.api import (
 from kubesched.api.informer import ObjectList
 from kubesched.api.tasks import TaskSet
 from kubesched.model.objects import Node, Pod
-
-from .kube import Kube, wait_for
+from tests.integration.kube import Kube, wait_for
 
 pytestmark = pytest.mark.integration
 

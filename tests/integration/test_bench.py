@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubesched.bench.run import PLANE_PREFIX
-from kubesched.cli_bench import QUICK, bench
+from kubesched.cmd.bench import QUICK, bench
 from kubesched.localcluster import plane as planes
 
 # Three planes started and three runs of up to 145 s each (bench.run.Options.run_timeout); ~2 min here.

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubesched.bench.run import PLANE_PREFIX
-from kubesched.cli_bench import bench
+from kubesched.cmd.bench import bench
 from kubesched.localcluster import plane as planes
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

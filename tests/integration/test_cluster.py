@@ -16,8 +16,7 @@ import pytest
 from kubesched.localcluster import plane as planes
 from kubesched.localcluster import procs
 from kubesched.localcluster.topology import uniform
-
-from .kube import Kube, wait_for
+from tests.integration.kube import Kube, wait_for
 
 WORKERS = {"kind-worker", "kind-worker2", "kind-worker3"}
 

@@ -23,8 +23,7 @@ from kubesched.model.objects import (
     Service,
     StatefulSet,
 )
-
-from .kube import Kube
+from tests.integration.kube import Kube
 
 pytestmark = pytest.mark.integration
 

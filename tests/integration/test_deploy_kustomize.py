@@ -15,10 +15,9 @@ from typing import Any
 import yaml
 
 from kubesched.localcluster.procs import free_port
-
-from .conftest import KubeschedProcess
-from .kube import Kube
-from .sched_helpers import create_pod, pod_manifest, wait_bound
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube
+from tests.integration.sched_helpers import create_pod, pod_manifest, wait_bound
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched"

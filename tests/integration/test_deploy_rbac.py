@@ -11,9 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kubesched.localcluster.procs import free_port
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched"

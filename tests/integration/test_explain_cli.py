@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import KubeschedProcess
-from .kube import Kube
-from .sched_helpers import (
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube
+from tests.integration.sched_helpers import (
     KUBESCHED,
     container,
     create_pod,

@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 
 from kubesched.localcluster.procs import free_port
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
-from .sched_helpers import create_pod, events, pod_manifest, wait_bound
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import create_pod, events, pod_manifest, wait_bound
 
 SCHEDULER = "le-sched"
 LEASE = "le-sched-lease"

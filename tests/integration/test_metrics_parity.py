@@ -15,9 +15,8 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from kubesched.localcluster.procs import free_port
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
 
 REQUIRED = (
     "scheduler_schedule_attempts", "scheduler_scheduling_attempt_duration_seconds",

@@ -19,10 +19,16 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from kubesched.localcluster.topology import NodeSpec, Taint, Topology
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
-from .sched_helpers import KUBESCHED, container, create_pod, own_plane, pod_manifest, scheduled_condition
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import (
+    KUBESCHED,
+    container,
+    create_pod,
+    own_plane,
+    pod_manifest,
+    scheduled_condition,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

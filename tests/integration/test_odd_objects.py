@@ -18,10 +18,9 @@ import yaml
 
 from kubesched.localcluster.topology import NodeSpec
 from kubesched.model.quantity import milli_value
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
-from .sched_helpers import container, create_nodes, create_pod, delete_nodes, pod_manifest, wait_bound
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import container, create_nodes, create_pod, delete_nodes, pod_manifest, wait_bound
 
 pytestmark = pytest.mark.integration
 

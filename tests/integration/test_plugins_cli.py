@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
-from .sched_helpers import create_pod, delete_pod_now, pod_manifest, wait_bound, wait_event
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import create_pod, delete_pod_now, pod_manifest, wait_bound, wait_event
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "plugins"

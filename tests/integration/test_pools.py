@@ -29,9 +29,8 @@ import yaml
 
 from kubesched.localcluster import plane as planes
 from kubesched.localcluster.topology import NodeSpec, Taint, Topology, parse, seed_kind
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 SEED_CONFIG = REPO / "examples" / "config" / "seed.yaml"

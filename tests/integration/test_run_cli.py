@@ -9,9 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kubesched.localcluster.procs import free_port
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
 
 
 def _get(url: str) -> tuple[int, str]:

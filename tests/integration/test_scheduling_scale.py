@@ -22,10 +22,9 @@ import pytest
 
 from kubesched.localcluster.http import create_all, tls_context
 from kubesched.localcluster.topology import seed_kind
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
-from .sched_helpers import (
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import (
     KUBESCHED,
     bound_pods,
     container,

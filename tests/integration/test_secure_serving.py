@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from kubesched.localcluster.procs import free_port
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
 
 Answer = tuple[int, str]
 

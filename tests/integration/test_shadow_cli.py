@@ -21,10 +21,9 @@ from typing import Any
 import pytest
 
 from kubesched.localcluster.topology import parse
-
-from .kube import Kube, wait_for
-from .sched_helpers import create_nodes, create_pod, delete_nodes, own_plane, pod_manifest, wait_bound
-from .test_scheduling_scenarios import SCENARIOS, Scenario, _node_manifest, _resolve
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import create_nodes, create_pod, delete_nodes, own_plane, pod_manifest, wait_bound
+from tests.integration.test_scheduling_scenarios import SCENARIOS, Scenario, _node_manifest, _resolve
 
 pytestmark = pytest.mark.integration
 

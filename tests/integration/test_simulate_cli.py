@@ -16,10 +16,9 @@ import pytest
 import yaml
 
 from kubesched.localcluster.topology import NodeSpec
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
-from .sched_helpers import (
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import (
     KUBESCHED,
     bound_pods,
     container,

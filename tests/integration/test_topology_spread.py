@@ -20,10 +20,9 @@ from typing import Any
 import pytest
 
 from kubesched.localcluster.topology import NodeSpec, Topology
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
-from .sched_helpers import (
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import (
     KUBESCHED,
     compare_failure_message,
     container,

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
-from .sched_helpers import (
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import (
     KUBESCHED,
     compare_failure_message,
     container,

@@ -22,10 +22,9 @@ import pytest
 from kubesched.localcluster import plane as planes
 from kubesched.localcluster import procs
 from kubesched.localcluster.topology import NodeSpec, Topology
-
-from .conftest import KubeschedProcess
-from .kube import Kube, wait_for
-from .sched_helpers import (
+from tests.integration.conftest import KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import (
     KUBESCHED,
     bound_pods,
     container,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from kubesched.cache import Cache
+from kubesched.backend.cache import Cache
 from kubesched.config import ProfileConfig, kube_scheduler_default_plugins
 from kubesched.framework import (
     FitError,

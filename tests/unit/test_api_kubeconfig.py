@@ -25,7 +25,7 @@ from kubesched.api.kubeconfig import (
     load_incluster,
     load_kubeconfig,
 )
-from kubesched.queue.clock import FakeClock
+from kubesched.backend.queue.clock import FakeClock
 
 
 def _cert(cn: str, issuer_key: Any = None, issuer: x509.Name | None = None) -> tuple[bytes, bytes, Any, x509.Name]:

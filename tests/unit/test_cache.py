@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.cache import Cache
+from kubesched.backend.cache import Cache
 from kubesched.framework import FitError, NodeCursor, PodInfo, schedule_pod
 from tests.builders import make_node, make_pod
 from tests.unit.scheduling_helpers import default_profile

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kubesched import cli_bench
+from kubesched.cmd import bench as cli_bench
 from kubesched.localcluster.plane import ClusterError
 
 

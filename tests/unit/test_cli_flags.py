@@ -9,11 +9,12 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kubesched.cli import main
-from kubesched.cli_flags import apply_client_flags, check_master, log_settings, with_master
+from kubesched.cmd.flags import apply_client_flags, check_master, log_settings, with_master
+from kubesched.cmd.main import main
+from kubesched.cmd.serving_flags import from_flags
 from kubesched.config import load, loads
 from kubesched.config.dump import dumps
-from kubesched.serving.options import OptionsError, ServingOptions, from_flags
+from kubesched.serving.options import OptionsError, ServingOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 

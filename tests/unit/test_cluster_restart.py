@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kubesched.cli import main
+from kubesched.cmd.main import main
 from kubesched.localcluster import plane
 
 

@@ -26,7 +26,8 @@ from kubesched.framework import (
 )
 from kubesched.framework.field_errors import ConfigError
 from kubesched.model.objects import Job, ObjectMeta, OwnerReference, Pod
-from kubesched.plugins.cronjob_pool import (
+from kubesched.plugins.cronjob_pool.ownership import InformerJobs, StaticJobs, Waiting, owner_chain
+from kubesched.plugins.cronjob_pool.plugin import (
     CronJobPool,
     UnknownPool,
     new,
@@ -34,7 +35,6 @@ from kubesched.plugins.cronjob_pool import (
     tolerate_in_cycle,
     waits_for_job,
 )
-from kubesched.plugins.pool_ownership import InformerJobs, StaticJobs, Waiting, owner_chain
 from kubesched.plugins.registry import in_tree_registry
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 from tests.unit.scheduling_helpers import snapshot_with
@@ -286,7 +286,7 @@ def test_filter_scalar_and_batch_agree(args: dict[str, Any], p: Pod, want: dict[
 def test_batch_mask_kept_per_kind_of_pod_follows_node_label_changes() -> None:
     """The batch Filter keeps its mask over every row until a node's labels change: a node joining
     the pool is then reserved for it, and a pool pod goes there, in the next cycle."""
-    from kubesched.cache import Cache
+    from kubesched.backend.cache import Cache
     pl = plugin(DEFAULT_WITH_EXCLUDED)
     cache = Cache()
     for b in nodes_default():

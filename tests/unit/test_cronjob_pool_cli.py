@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubesched.api.errors import ApiError
-from kubesched.cli_pool import apply_pools, pool, pools_from_config, with_taint, without_taint
+from kubesched.cmd.pool import apply_pools, pool, pools_from_config, with_taint, without_taint
 from kubesched.model.objects import Taint
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from kubesched.config import ConfigError, load, loads
-from kubesched.plugins.cronjob_pool import new_cronjob_pool
-from kubesched.plugins.pool_config import parse_args, typed, validate
+from kubesched.plugins.cronjob_pool.config import parse_args, typed, validate
+from kubesched.plugins.cronjob_pool.plugin import new_cronjob_pool
 
 REPO = Path(__file__).resolve().parents[2]
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"

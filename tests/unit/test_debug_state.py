@@ -3,12 +3,12 @@ against the informers' objects, each kind of staleness named."""
 
 from __future__ import annotations
 
-from kubesched.cache.cache import Cache
-from kubesched.debug_state import Comparison, compare
+from kubesched.backend.cache.cache import Cache
+from kubesched.backend.queue import SchedulingQueue
+from kubesched.backend.queue.clock import FakeClock
 from kubesched.framework.types import PodInfo
 from kubesched.model.objects import Node, Pod
-from kubesched.queue import SchedulingQueue
-from kubesched.queue.clock import FakeClock
+from kubesched.scheduler.debugger import Comparison, compare
 from tests.builders import make_node, make_pod
 
 NAMES = frozenset({"kubesched"})

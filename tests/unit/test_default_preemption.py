@@ -19,15 +19,14 @@ from kubesched.framework import CycleState, FitError, NodeCursor, PodInfo, Profi
 from kubesched.framework.fit_error import Diagnosis
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import NOMINATED_NODE_KEY
-from kubesched.framework.runtime import run_post_filter
+from kubesched.framework.runtime.framework import run_post_filter
 from kubesched.framework.status import Code, Status
 from kubesched.model.objects import Pod, PodCondition
 from kubesched.plugins.default_preemption import DefaultPreemption, parse_args
 from kubesched.plugins.default_preemption.plugin import Candidate, pick_one_node
 from kubesched.plugins.registry import in_tree_registry
 from tests.builders import NodeBuilder, PodBuilder, affinity_term, make_node, make_pod
-
-from .scheduling_helpers import pod_of, snapshot_with
+from tests.unit.scheduling_helpers import pod_of, snapshot_with
 
 
 @dataclass

@@ -14,7 +14,7 @@ import click
 import pytest
 import yaml
 
-from kubesched.cli_run import run
+from kubesched.cmd.run import run
 from kubesched.config import load
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"

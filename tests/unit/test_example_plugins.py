@@ -22,8 +22,8 @@ from kubesched.framework import (
     build_profile,
     schedule_pod,
 )
+from kubesched.framework.runtime.outoftree import out_of_tree_plugins
 from kubesched.model.objects import Pod
-from kubesched.outoftree import out_of_tree_plugins
 from kubesched.plugins.registry import in_tree_registry
 from tests.builders import make_node, make_pod
 from tests.unit.scheduling_helpers import snapshot_with

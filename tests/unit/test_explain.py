@@ -10,15 +10,15 @@ import pytest
 import yaml
 
 from kubesched.config import ProfileConfig, kube_scheduler_default_plugins
-from kubesched.explain.cluster import ExplainError, choose_profile, pending_view
-from kubesched.explain.evaluate import explain
-from kubesched.explain.model import PRE_FILTER, Explanation, NodeExplanation
-from kubesched.explain.render import render_json, render_table, render_yaml, to_dict
 from kubesched.framework import Code, FitError, NodeCursor, PodInfo, ScheduleResult, build_profile, schedule_pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
-from kubesched.framework.runtime import run_post_filter
+from kubesched.framework.runtime.framework import run_post_filter
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.tools.explain.cluster import ExplainError, choose_profile, pending_view
+from kubesched.tools.explain.evaluate import explain
+from kubesched.tools.explain.model import PRE_FILTER, Explanation, NodeExplanation
+from kubesched.tools.explain.render import render_json, render_table, render_yaml, to_dict
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod, term
 from tests.unit.scheduling_helpers import default_profile, node_of, pod_of, snapshot_with
 

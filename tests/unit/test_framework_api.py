@@ -10,7 +10,7 @@ from typing import Any
 import kubesched.framework as api
 from kubesched.config import loads
 from kubesched.framework import FitError, NodeCursor, PodInfo, ScheduleResult, build_profile, schedule_pod
-from kubesched.outoftree import to_spec
+from kubesched.framework.runtime.outoftree import to_spec
 from kubesched.plugins.registry import in_tree_registry
 from tests.builders import make_node, make_pod
 from tests.unit.scheduling_helpers import snapshot_with

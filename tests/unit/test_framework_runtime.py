@@ -17,8 +17,7 @@ from kubesched.framework import CycleState, PodInfo, SchedulingError, Status
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Rows, Scores
-from kubesched.framework.profile import Profile, build_profile
-from kubesched.framework.runtime import (
+from kubesched.framework.runtime.framework import (
     run_bind,
     run_permit,
     run_post_bind,
@@ -28,13 +27,13 @@ from kubesched.framework.runtime import (
     run_unreserve,
     wait_on_permit,
 )
-from kubesched.framework.schedule import NodeCursor, schedule_pod
+from kubesched.framework.runtime.profile import Profile, build_profile
+from kubesched.framework.runtime.schedule import NodeCursor, schedule_pod
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code
 from kubesched.framework.waiting import WaitingPods
 from tests.builders import make_node, make_pod
-
-from .scheduling_helpers import snapshot_with
+from tests.unit.scheduling_helpers import snapshot_with
 
 SUCCESS, UNSCHED, ERROR, SKIP, WAIT = (Status(Code.SUCCESS), Status(Code.UNSCHEDULABLE, "no room"),
                                        Status(Code.ERROR, "boom"), Status(Code.SKIP), Status(Code.WAIT))

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.cache import Cache
+from kubesched.backend.cache import Cache
 from kubesched.framework import FitError, NodeCursor, PodInfo, schedule_pod
 from kubesched.framework.resources import Resource, milli_of, value_of
 from kubesched.model.objects import Pod

@@ -19,7 +19,7 @@ from kubesched.plugins.inter_pod_affinity import (
     StaticNamespaces,
 )
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler.scheduler import Scheduler
 
 
 def _ns(name: str, **labels: str) -> Namespace:

@@ -8,7 +8,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kubesched.cli_leader import apply_flags, leader_election_options
+from kubesched.cmd.leader import apply_flags, leader_election_options
 from kubesched.config.load import format_duration, loads
 from kubesched.config.types import LeaderElection
 from kubesched.framework.field_errors import ConfigError

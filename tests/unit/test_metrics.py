@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.cache import Cache
+from kubesched.backend.cache import Cache
+from kubesched.backend.queue import QueuedPodInfo, SchedulingQueue
+from kubesched.backend.queue.clock import FakeClock
 from kubesched.config.types import PluginRef, ProfileConfig
-from kubesched.cycles import Cycles
 from kubesched.framework.events import NODE_ADD
-from kubesched.framework.profile import build_profile
+from kubesched.framework.runtime.profile import build_profile
 from kubesched.metrics import ATTEMPT_BUCKETS, EXTENSION_POINT_BUCKETS, SLI_BUCKETS, Metrics, exponential_buckets
 from kubesched.model.objects import Pod
-from kubesched.plugins import node_resources_fit
-from kubesched.queue import QueuedPodInfo, SchedulingQueue
-from kubesched.queue.clock import FakeClock
+from kubesched.plugins.node_resources import fit as node_resources_fit
+from kubesched.scheduler.schedule_one import Cycles
 from tests.builders import make_node, make_pod
 from tests.unit.test_scheduler_binding import FakeConditions, FakeEvents, created, make_scheduler
 

@@ -9,20 +9,19 @@ from collections.abc import Collection, Sequence
 
 import pytest
 
+from kubesched.backend.queue import PodNominator, SchedulingQueue
 from kubesched.config import ProfileConfig, kube_scheduler_default_plugins
 from kubesched.framework import CycleState, FitError, NodeCursor, PodInfo, Profile, ScheduleResult, build_profile
 from kubesched.framework import schedule_pod as run_schedule
 from kubesched.framework.handle import Handle
-from kubesched.framework.nominated import run_filters_with_nominated_pods, yielded_to
+from kubesched.framework.runtime.nominated import run_filters_with_nominated_pods, yielded_to
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, SchedulingError, Status
 from kubesched.model.objects import Pod
 from kubesched.plugins.default_preemption import DefaultPreemption
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.queue import PodNominator, SchedulingQueue
 from tests.builders import NodeBuilder, PodBuilder, affinity_term, make_node, make_pod
-
-from .scheduling_helpers import pod_of, snapshot_with
+from tests.unit.scheduling_helpers import pod_of, snapshot_with
 
 HOSTNAME = "kubernetes.io/hostname"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kubesched.cli_run import run
-from kubesched.outoftree import PluginLoadError, out_of_tree_plugins
+from kubesched.cmd.run import run
+from kubesched.framework.runtime.outoftree import PluginLoadError, out_of_tree_plugins
 from kubesched.plugins.registry import in_tree_registry
 
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"

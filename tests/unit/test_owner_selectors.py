@@ -19,7 +19,7 @@ from kubesched.model.objects import (
     ServiceSpec,
     StatefulSet,
 )
-from kubesched.owner_selectors import OwnerSelectors
+from kubesched.scheduler.owner_selectors import OwnerSelectors
 from tests.builders import make_pod
 
 T = TypeVar("T")

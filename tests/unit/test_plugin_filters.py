@@ -5,15 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
-from kubesched.plugins import (
-    node_affinity,
-    node_name,
-    node_ports,
-    node_resources_fit,
-    node_unschedulable,
-    scheduling_gates,
-    taint_toleration,
-)
+from kubesched.plugins import node_name, node_ports, node_unschedulable, scheduling_gates, taint_toleration
+from kubesched.plugins.node_affinity import plugin as node_affinity
+from kubesched.plugins.node_resources import fit as node_resources_fit
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod, term
 from tests.unit.scheduling_helpers import snapshot_with
 

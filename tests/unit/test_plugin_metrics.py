@@ -13,17 +13,23 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kubesched.framework import CycleState, PodInfo
 from kubesched.framework.plugin_metrics import PLUGIN_METRICS_SAMPLE_PERCENT, sampled
-from kubesched.framework.runtime import run_bind, run_permit, run_post_bind, run_pre_bind, run_reserve, run_unreserve
-from kubesched.framework.schedule import NodeCursor, schedule_pod
+from kubesched.framework.runtime.framework import (
+    run_bind,
+    run_permit,
+    run_post_bind,
+    run_pre_bind,
+    run_reserve,
+    run_unreserve,
+)
+from kubesched.framework.runtime.schedule import NodeCursor, schedule_pod
 from kubesched.framework.status import Code
 from kubesched.framework.waiting import WaitingPods
 from kubesched.metrics import PLUGIN_BUCKETS, Metrics
 from kubesched.model.objects import Node
 from tests.builders import NodeBuilder, make_node, make_pod
-
-from .scheduling_helpers import default_profile, snapshot_with
-from .test_framework_runtime import POD, UNSCHED, Recorder, framework
-from .test_metrics import PROFILE, _pop, _setup
+from tests.unit.scheduling_helpers import default_profile, snapshot_with
+from tests.unit.test_framework_runtime import POD, UNSCHED, Recorder, framework
+from tests.unit.test_metrics import PROFILE, _pop, _setup
 
 
 class FakeRecorder:
@@ -148,12 +154,11 @@ def test_exported_with_kube_schedulers_name_labels_and_buckets() -> None:
     pytest.param(10, [], id="not-sampled"),
 ])
 def test_the_queue_samples_pre_enqueue_runs(draw: int, expected: list[tuple[str, str, int, float, int]]) -> None:
+    from kubesched.backend.queue import FakeClock as QueueClock
+    from kubesched.backend.queue import SchedulingQueue
     from kubesched.model.objects import SchedulingGate
     from kubesched.plugins.scheduling_gates import SchedulingGates
-    from kubesched.queue import FakeClock as QueueClock
-    from kubesched.queue import SchedulingQueue
-
-    from .test_queue import make_pod as queue_pod
+    from tests.unit.test_queue import make_pod as queue_pod
 
     q = SchedulingQueue(QueueClock(), pre_enqueue={"kubesched": [SchedulingGates()]})
     rec = FakeRecorder()

@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 from kubesched.framework import CycleState, PodInfo
-from kubesched.plugins import balanced_allocation, image_locality, node_affinity, node_resources_fit, taint_toleration
-from kubesched.plugins.resource_scoring import broken_linear
+from kubesched.plugins import image_locality, taint_toleration
+from kubesched.plugins.node_affinity import plugin as node_affinity
+from kubesched.plugins.node_resources import balanced_allocation
+from kubesched.plugins.node_resources import fit as node_resources_fit
+from kubesched.plugins.node_resources.scoring import broken_linear
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 from tests.unit.scheduling_helpers import snapshot_with
 

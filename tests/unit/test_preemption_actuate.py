@@ -20,8 +20,7 @@ from kubesched.model.objects import Pod
 from kubesched.plugins.default_preemption.executor import PARALLELISM, Candidate
 from kubesched.plugins.default_preemption.plugin import WAITING, DefaultPreemption
 from tests.builders import make_pod
-
-from .scheduling_helpers import pod_of
+from tests.unit.scheduling_helpers import pod_of
 
 MESSAGE = "Preempted by pod uid-p on node n1"
 

@@ -22,8 +22,7 @@ from kubesched.plugins.default_preemption.pdb import budgets, split_by_violation
 from kubesched.plugins.default_preemption.plugin import Candidate, pick_one_node
 from kubesched.plugins.registry import in_tree_registry
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
-
-from .scheduling_helpers import pod_of, snapshot_with
+from tests.unit.scheduling_helpers import pod_of, snapshot_with
 
 LOW, MID, HIGH = 0, 100, 1000
 # kube-scheduler's test sizes: cpu millicores and memory bytes alike.

@@ -7,11 +7,11 @@ import asyncio
 import msgspec
 import pytest
 
+from kubesched.backend.queue import FakeClock, QueuedPodInfo, SchedulingQueue, eligible
 from kubesched.framework import events
 from kubesched.framework.interface import QueuedEntity
 from kubesched.framework.status import Code, Status
 from kubesched.model.objects import ObjectMeta, Pod, PodSpec, PodStatus, SchedulingGate
-from kubesched.queue import FakeClock, QueuedPodInfo, SchedulingQueue, eligible
 
 
 def make_pod(name: str, priority: int = 0, **spec: object) -> Pod:

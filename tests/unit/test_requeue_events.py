@@ -10,7 +10,7 @@ from kubesched.api.kubeconfig import ClusterConfig, Credentials
 from kubesched.config import load
 from kubesched.framework import events
 from kubesched.model.objects import Node, Pod
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler.scheduler import Scheduler
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 
 PROFILE = "kubesched"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from kubesched.cache import Cache
+from kubesched.backend.cache import Cache
 from kubesched.framework import PodInfo
 from kubesched.model.objects import Pod
 from tests.builders import PodBuilder, make_node, make_pod

@@ -9,12 +9,13 @@ import numpy.typing as npt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.cache import Cache
+from kubesched.backend.cache import Cache
 from kubesched.framework import CycleState, PodInfo, Snapshot
 from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.framework.resources import CPU, MEMORY
-from kubesched.plugins import balanced_allocation, node_resources_fit
-from kubesched.plugins import resource_scoring as rs
+from kubesched.plugins.node_resources import balanced_allocation
+from kubesched.plugins.node_resources import fit as node_resources_fit
+from kubesched.plugins.node_resources import scoring as rs
 from tests.builders import make_node, make_pod
 from tests.unit.scheduling_helpers import snapshot_with
 

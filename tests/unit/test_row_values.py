@@ -13,7 +13,7 @@ from kubesched.framework import CycleState, NodeCursor, PodInfo, ScheduleResult,
 from kubesched.framework.row_values import FEW_ROWS, RowValues
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo
-from kubesched.plugins import resource_scoring as rs
+from kubesched.plugins.node_resources import scoring as rs
 from tests.builders import make_node, make_pod
 from tests.unit.scheduling_helpers import cache_with, default_profile
 

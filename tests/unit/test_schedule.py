@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.framework import FitError, NodeCursor, PodInfo, ScheduleResult, num_feasible_nodes_to_find, schedule_pod
-from kubesched.framework import schedule as schedule_module
+from kubesched.framework.runtime import schedule as schedule_module
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod, term
 from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with
 

@@ -13,11 +13,11 @@ import pytest
 from kubesched.api import ApiClient, KubeconfigError
 from kubesched.api.client import Response
 from kubesched.api.errors import ApiConnectionError
+from kubesched.backend.queue import QueuedPodInfo
 from kubesched.config.load import load
 from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.model.objects import Pod
-from kubesched.queue import QueuedPodInfo
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler.scheduler import Scheduler
 from tests.builders import make_node, make_pod
 
 Answer = Callable[[str, str], Awaitable[Response]]
@@ -282,11 +282,10 @@ async def test_cycles_run_on_fake_ports_alone() -> None:
     """The cycles need no client: a cache, a queue, a profile whose bind plugin is a fake, and
     fakes of the condition, event and lister ports."""
     from kubesched.config.types import PluginRef, ProfileConfig
-    from kubesched.cycles import Cycles
-    from kubesched.framework.profile import build_profile
+    from kubesched.framework.runtime.profile import build_profile
     from kubesched.metrics import Metrics
-    from kubesched.plugins import node_resources_fit
-
+    from kubesched.plugins.node_resources import fit as node_resources_fit
+    from kubesched.scheduler.schedule_one import Cycles
     bound: list[str] = []
 
     class Recording:

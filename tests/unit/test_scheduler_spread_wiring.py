@@ -21,7 +21,7 @@ from kubesched.model.objects import (
     ServiceSpec,
 )
 from kubesched.plugins.pod_topology_spread import PodTopologySpread
-from kubesched.scheduler import Scheduler
+from kubesched.scheduler.scheduler import Scheduler
 from tests.builders import NodeBuilder, make_node, make_pod
 from tests.unit.scheduling_helpers import schedule
 

@@ -15,9 +15,9 @@ from kubesched.config import load, loads
 from kubesched.framework import build_profile
 from kubesched.metrics import ShadowMetrics
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.shadow.classify import DIFFERENT, SAME, TIE, UNSCHEDULABLE, Verdict, classify
-from kubesched.shadow.watch import Shadow, Tally
-from kubesched.sources import KINDS, ClusterSources
+from kubesched.scheduler.sources import KINDS, ClusterSources
+from kubesched.tools.shadow.classify import DIFFERENT, SAME, TIE, UNSCHEDULABLE, Verdict, classify
+from kubesched.tools.shadow.watch import Shadow, Tally
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 from tests.unit.scheduling_helpers import default_profile, snapshot_with
 

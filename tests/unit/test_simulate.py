@@ -8,15 +8,15 @@ from typing import Any
 import msgspec
 import pytest
 
-from kubesched.cache.cache import filled
+from kubesched.backend.cache.cache import filled
 from kubesched.config import load
 from kubesched.model.objects import Node, Pod
-from kubesched.simulate.expand import ALPHANUMS, Expanded, Expander, ExpandError
-from kubesched.simulate.render import render_json, render_table, to_dict
-from kubesched.simulate.run import Simulation, SimulationError, simulate
-from kubesched.simulate.state import ClusterState, SnapshotError, decode, encode
-from kubesched.simulate.whatif import UNSCHEDULABLE_TAINT, WhatIfError, drain, template_nodes
-from kubesched.sources import KINDS, StaticSources
+from kubesched.scheduler.sources import KINDS, StaticSources
+from kubesched.tools.simulate.expand import ALPHANUMS, Expanded, Expander, ExpandError
+from kubesched.tools.simulate.render import render_json, render_table, to_dict
+from kubesched.tools.simulate.run import Simulation, SimulationError, simulate
+from kubesched.tools.simulate.state import ClusterState, SnapshotError, decode, encode
+from kubesched.tools.simulate.whatif import UNSCHEDULABLE_TAINT, WhatIfError, drain, template_nodes
 from tests.builders import make_node, make_pod
 
 CONFIG = load(None)

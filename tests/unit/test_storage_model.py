@@ -12,12 +12,11 @@ import pytest
 from kubesched.api import ApiClient
 from kubesched.api.informer import Codec
 from kubesched.api.kubeconfig import ClusterConfig, Credentials
-from kubesched.cache.cache import Cache
+from kubesched.backend.cache.cache import Cache
 from kubesched.config import load
 from kubesched.framework import events
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.types import PodInfo
-from kubesched.handlers import StorageHandlers
 from kubesched.model.decode import TolerantDecoder
 from kubesched.model.objects import Pod
 from kubesched.model.storage import (
@@ -29,8 +28,9 @@ from kubesched.model.storage import (
     StorageClass,
     VolumeAttachment,
 )
-from kubesched.plugins.storage_lister import StaticStorage
-from kubesched.scheduler import Scheduler
+from kubesched.plugins.helper.storage_lister import StaticStorage
+from kubesched.scheduler.eventhandlers import StorageHandlers
+from kubesched.scheduler.scheduler import Scheduler
 from tests.builders import make_node, make_pod
 
 PV = {

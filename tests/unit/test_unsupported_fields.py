@@ -298,7 +298,7 @@ def test_decode(spec: dict[str, Any], found: list[str]) -> None:
 
 
 def test_a_config_without_it_is_warned_about() -> None:
-    from kubesched.cli_run import unguarded_profiles
+    from kubesched.cmd.run import unguarded_profiles
 
     head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
     config = loads(head + "  - schedulerName: guarded\n"

@@ -9,8 +9,8 @@ import pytest
 
 from kubesched.model.objects import Pod
 from kubesched.model.storage import ANN_SELECTED_NODE, PersistentVolume, PersistentVolumeClaim
+from kubesched.plugins.helper.storage_lister import StaticStorage
 from kubesched.plugins.inter_pod_affinity.terms import SelectorError
-from kubesched.plugins.storage_lister import StaticStorage
 from kubesched.plugins.volume_binding.assume_cache import AssumeError
 from kubesched.plugins.volume_binding.binder import (
     ERR_REASON_BIND_CONFLICT,

@@ -18,7 +18,7 @@ from kubesched.framework import Code, CycleState, FitError, PodInfo, ScheduleRes
 from kubesched.framework.events import ActionType, EventResource
 from kubesched.framework.handle import Handle
 from kubesched.framework.profile_config import ProfileConfig
-from kubesched.framework.runtime import run_post_filter
+from kubesched.framework.runtime.framework import run_post_filter
 from kubesched.framework.status import Status
 from kubesched.model.objects import Node, OwnerReference, Pod
 from kubesched.model.storage import (
@@ -27,8 +27,8 @@ from kubesched.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
+from kubesched.plugins.helper.storage_lister import StaticStorage
 from kubesched.plugins.registry import in_tree_registry
-from kubesched.plugins.storage_lister import StaticStorage
 from kubesched.plugins.volume_binding import NAME, VolumeBinding, new, parse_args
 from kubesched.plugins.volume_binding.scorer import build_scorer
 from tests.builders import make_pod, make_pv, term

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from kubesched.cache import Cache
+from kubesched.backend.cache import Cache
+from kubesched.backend.queue import SchedulingQueue
+from kubesched.backend.queue.clock import FakeClock
+from kubesched.backend.queue.queued_pod import QueuedPodInfo
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.handlers import ClusterEventHandlers
 from kubesched.model.objects import ObjectMeta, Pod, Volume
 from kubesched.model.storage import (
     ANN_MIGRATED_PLUGINS,
@@ -38,9 +40,7 @@ from kubesched.plugins.volume_restrictions import VolumeRestrictions
 from kubesched.plugins.volume_restrictions.plugin import after_assigned_pod_deleted, after_claim_added
 from kubesched.plugins.volume_zone import VolumeZone
 from kubesched.plugins.volume_zone import plugin as zone
-from kubesched.queue import SchedulingQueue
-from kubesched.queue.clock import FakeClock
-from kubesched.queue.queued_pod import QueuedPodInfo
+from kubesched.scheduler.eventhandlers import ClusterEventHandlers
 from tests.builders import make_csi_driver, make_node, make_pod, make_pv, make_pvc, make_volume_attachment
 
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP

@@ -23,7 +23,7 @@ from kubesched.model.volume_sources import (
     GCEPersistentDiskVolumeSource,
     RBDVolumeSource,
 )
-from kubesched.plugins.storage_lister import StaticStorage
+from kubesched.plugins.helper.storage_lister import StaticStorage
 from kubesched.plugins.volume_binding import new, parse_args
 from kubesched.plugins.volume_binding.binder import (
     ERR_REASON_NODE_CONFLICT,

@@ -17,7 +17,7 @@ from kubesched.model.volume_sources import (
     ISCSIVolumeSource,
     RBDVolumeSource,
 )
-from kubesched.plugins.storage_lister import StaticStorage
+from kubesched.plugins.helper.storage_lister import StaticStorage
 from kubesched.plugins.volume_restrictions import (
     REASON_DISK_CONFLICT,
     REASON_READ_WRITE_ONCE_POD_CONFLICT,

@@ -10,7 +10,7 @@ from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo
 from kubesched.model.storage import StorageClass
-from kubesched.plugins.storage_lister import StaticStorage
+from kubesched.plugins.helper.storage_lister import StaticStorage
 from kubesched.plugins.volume_zone import REASON_CONFLICT, VolumeZone
 from kubesched.plugins.volume_zone.plugin import (
     BETA_REGION,

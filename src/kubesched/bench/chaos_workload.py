@@ -17,9 +17,8 @@ from typing import Any
 import msgspec
 
 from kubesched.api import ApiClient, ApiConnectionError, ApiError
+from kubesched.bench import capacity
 from kubesched.localcluster.topology import NodeSpec, Taint, Topology
-
-from . import capacity
 
 NAMESPACE = "chaos"
 POOL = "cronjob"

@@ -22,12 +22,11 @@ from pathlib import Path
 
 import yaml
 
+from kubesched.bench.procstat import Meter, descendants
 from kubesched.localcluster import build, procs
 from kubesched.localcluster.http import get, tls_context
 from kubesched.localcluster.paths import cache_root
 from kubesched.localcluster.plane import Cluster
-
-from .procstat import Meter, descendants
 
 NAMES = ("limit", "kube-scheduler", "kubesched")
 QPS = 5000
@@ -54,7 +53,7 @@ def python_env() -> dict[str, str]:
 
 def warm_bytecode() -> None:
     """Compile once before the first run, so round 1 starts like the others."""
-    imports = "import kubesched.cli, kubesched.cli_run, kubesched.scheduler, kubesched.bench.limit"
+    imports = "import kubesched.cmd.main, kubesched.cmd.run, kubesched.scheduler.scheduler, kubesched.bench.limit"
     subprocess.run([sys.executable, "-c", imports], env=python_env(), check=True)
 
 

@@ -11,7 +11,7 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-from .report import RunResult
+from kubesched.bench.report import RunResult
 
 COLOURS = {"limit": "#7f7f7f", "kube-scheduler": "#1f77b4", "kubesched": "#d62728",
            "kubesched-asyncio": "#ff9896"}

@@ -13,11 +13,10 @@ import asyncio
 import time
 
 from kubesched.api import ApiClient
-
-from . import workload
-from .contenders import STARTERS, RunContext, Running
-from .report import Restart
-from .watcher import Watcher
+from kubesched.bench import workload
+from kubesched.bench.contenders import STARTERS, RunContext, Running
+from kubesched.bench.report import Restart
+from kubesched.bench.watcher import Watcher
 
 RESTART_PODS = 20
 POLL = 0.1

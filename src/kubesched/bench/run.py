@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kubesched.api import ApiClient, load_config
+from kubesched.bench import capacity, restart, setup, stats, validity, workload, workloads
+from kubesched.bench.contenders import STARTERS, RunContext, Running, warm_bytecode
+from kubesched.bench.pending import pending_summary, pods_left
+from kubesched.bench.report import RunResult
+from kubesched.bench.watcher import Watcher
+from kubesched.bench.workloads import Plan
 from kubesched.localcluster import plane
-
-from . import capacity, restart, setup, stats, validity, workload, workloads
-from .contenders import STARTERS, RunContext, Running, warm_bytecode
-from .pending import pending_summary, pods_left
-from .report import RunResult
-from .watcher import Watcher
-from .workloads import Plan
 
 Progress = Callable[[str], None]
 PLANE_PREFIX = "kubesched-bench-"

@@ -18,8 +18,7 @@ import msgspec
 
 from kubesched.api import ApiClient, ApiConnectionError, ApiError
 from kubesched.bench.slim import Pod, PodList
-
-from .workload import NAMESPACE
+from kubesched.bench.workload import NAMESPACE
 
 log = logging.getLogger(__name__)
 

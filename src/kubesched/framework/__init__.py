@@ -25,9 +25,9 @@ from kubesched.framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
-from kubesched.framework.profile import Profile, ProfileError, build_profile
 from kubesched.framework.registry import ArgsParser, PluginFactory, PluginSpec, Registry
-from kubesched.framework.schedule import NodeCursor, ScheduleResult, num_feasible_nodes_to_find, schedule_pod
+from kubesched.framework.runtime.profile import Profile, ProfileError, build_profile
+from kubesched.framework.runtime.schedule import NodeCursor, ScheduleResult, num_feasible_nodes_to_find, schedule_pod
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, SchedulingError, Status
 from kubesched.framework.types import NodeInfo, PodInfo

@@ -14,7 +14,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Taint
-from kubesched.plugins.tolerations import tolerates_taint
+from kubesched.plugins.helper.tolerations import tolerates_taint
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"

@@ -11,24 +11,16 @@ import functools
 
 from kubesched.framework.registry import PluginSpec, Registry
 from kubesched.plugins import (
-    balanced_allocation,
-    cronjob_pool,
     default_binder,
     default_preemption,
-    dynamic_resources,
     image_locality,
     inter_pod_affinity,
-    node_affinity,
-    node_affinity_args,
     node_name,
     node_ports,
-    node_resources_fit,
     node_unschedulable,
     node_volume_limits,
     pod_topology_spread,
-    pool_config,
     priority_sort,
-    resource_args,
     scheduling_gates,
     taint_toleration,
     unsupported_fields,
@@ -36,11 +28,19 @@ from kubesched.plugins import (
     volume_restrictions,
     volume_zone,
 )
+from kubesched.plugins.cronjob_pool import config as pool_config
+from kubesched.plugins.cronjob_pool import plugin as cronjob_pool
+from kubesched.plugins.cronjob_pool.ownership import JobLookup
 from kubesched.plugins.default_preemption.pdb import PDBLister
+from kubesched.plugins.dynamic_resources import plugin as dynamic_resources
+from kubesched.plugins.helper.storage_lister import StorageLister
 from kubesched.plugins.inter_pod_affinity import NamespaceLister
+from kubesched.plugins.node_affinity import args as node_affinity_args
+from kubesched.plugins.node_affinity import plugin as node_affinity
+from kubesched.plugins.node_resources import args as resource_args
+from kubesched.plugins.node_resources import balanced_allocation
+from kubesched.plugins.node_resources import fit as node_resources_fit
 from kubesched.plugins.pod_topology_spread import SelectorLister
-from kubesched.plugins.pool_ownership import JobLookup
-from kubesched.plugins.storage_lister import StorageLister
 
 
 def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister | None = None,

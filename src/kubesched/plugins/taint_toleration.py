@@ -16,7 +16,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Toleration
-from kubesched.plugins.tolerations import first_untolerated, tolerates_taint
+from kubesched.plugins.helper.tolerations import first_untolerated, tolerates_taint
 
 NAME = "TaintToleration"
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"

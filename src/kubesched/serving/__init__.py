@@ -15,7 +15,7 @@ from kubesched.api import ApiClient, ApiConnectionError, ApiError, ClusterConfig
 from kubesched.api.tasks import TaskSet
 from kubesched.serving.auth import Authenticator, Authorizer
 from kubesched.serving.certs import CertificateError, server_context, serving_cert
-from kubesched.serving.options import OptionsError, ServingOptions, from_flags, serving_options
+from kubesched.serving.options import OptionsError, ServingOptions
 from kubesched.serving.reviews import Reviews, lookup_client_ca
 from kubesched.serving.server import Endpoints, start_plain, start_secure
 
@@ -25,9 +25,7 @@ __all__ = [
     "SecureServer",
     "ServingError",
     "ServingOptions",
-    "from_flags",
     "prepare",
-    "serving_options",
     "start_plain",
 ]
 

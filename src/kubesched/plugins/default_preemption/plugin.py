@@ -34,8 +34,8 @@ from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import NOMINATED_NODE_KEY
-from kubesched.framework.nominated import run_extension, run_filters_with_nominated_pods, yielded_to
-from kubesched.framework.profile import Profile
+from kubesched.framework.runtime.nominated import run_extension, run_filters_with_nominated_pods, yielded_to
+from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo

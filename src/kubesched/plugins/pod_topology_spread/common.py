@@ -21,10 +21,10 @@ from kubesched.framework.snapshot import I64, Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import LabelSelector, Pod
 from kubesched.model.objects import TopologySpreadConstraint as SpreadSpec
-from kubesched.plugins.node_affinity import required_node_affinity
-from kubesched.plugins.node_selector import RequiredNodeAffinity
+from kubesched.plugins.helper.node_selector import RequiredNodeAffinity
+from kubesched.plugins.helper.tolerations import first_untolerated
+from kubesched.plugins.node_affinity.plugin import required_node_affinity
 from kubesched.plugins.pod_topology_spread import selector as sel
-from kubesched.plugins.tolerations import first_untolerated
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"

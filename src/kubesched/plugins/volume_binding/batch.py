@@ -20,7 +20,7 @@ from kubesched.framework.interface import Bools, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.model.storage import ANN_SELECTED_NODE, VOLUME_AVAILABLE, PersistentVolume, PersistentVolumeClaim
-from kubesched.plugins.node_selector import Selector
+from kubesched.plugins.helper.node_selector import Selector
 from kubesched.plugins.volume_binding.binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,

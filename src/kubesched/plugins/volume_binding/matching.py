@@ -23,9 +23,9 @@ from kubesched.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
+from kubesched.plugins.helper.node_selector import Selector
 from kubesched.plugins.inter_pod_affinity.terms import Selector as LabelMatcher
 from kubesched.plugins.inter_pod_affinity.terms import SelectorError, parse_selector
-from kubesched.plugins.node_selector import Selector
 
 FILESYSTEM = "Filesystem"
 STORAGE = "storage"

@@ -25,7 +25,7 @@ from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, SchedulingError, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.plugins.storage_lister import StorageLister, no_storage
+from kubesched.plugins.helper.storage_lister import StorageLister, no_storage
 from kubesched.plugins.volume_binding import hints
 from kubesched.plugins.volume_binding.args import DEFAULT_BIND_TIMEOUT_SECONDS, default_shape
 from kubesched.plugins.volume_binding.batch import BatchVerdicts, filter_rows

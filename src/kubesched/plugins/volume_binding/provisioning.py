@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 from kubesched.model.quantity import value
 from kubesched.model.storage import CSIStorageCapacity, PersistentVolumeClaim, StorageClass, TopologySelectorTerm
+from kubesched.plugins.helper.storage_lister import StorageLister
 from kubesched.plugins.inter_pod_affinity.terms import SelectorError, parse_selector
-from kubesched.plugins.storage_lister import StorageLister
 from kubesched.plugins.volume_binding.matching import STORAGE
 
 

@@ -22,7 +22,7 @@ from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod, Volume
 from kubesched.model.storage import READ_WRITE_ONCE_POD, PersistentVolumeClaim
-from kubesched.plugins.storage_lister import StorageLister, claim_not_found, no_storage
+from kubesched.plugins.helper.storage_lister import StorageLister, claim_not_found, no_storage
 
 NAME = "VolumeRestrictions"
 PRE_FILTER_KEY = "PreFilter" + NAME

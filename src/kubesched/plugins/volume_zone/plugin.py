@@ -27,7 +27,7 @@ from kubesched.model.storage import (
     StorageClass,
     claim_class,
 )
-from kubesched.plugins.storage_lister import (
+from kubesched.plugins.helper.storage_lister import (
     StorageLister,
     claim_not_found,
     no_storage,

@@ -1,0 +1,572 @@
+"""kube-scheduler's PriorityQueue, for single pods.
+
+Three places a pending pod can wait, plus "in flight" while a cycle works on it:
+
+    add ──► activeQ ──pop──► in flight ──done──► (gone: bound)
+               ▲                 │
+               │                 └─add_unschedulable_if_not_present─┐
+               │                                                    ▼
+               ├──backoff complete── backoffQ ◄──event during cycle / error──┤
+               │                        ▲                                     │
+               └──────── cluster event / 5 min flush ── unschedulablePods ◄───┘
+
+- activeQ is ordered like PrioritySort: higher priority first, then older timestamp.
+- backoffQ holds pods until `initial * 2**(attempts-1)` (capped at max) has passed since their last
+  failed attempt; rejected pods and pods that hit an error are kept in separate heaps, as
+  kube-scheduler does, and only the former may be popped early (SchedulerPopFromBackoffQ, on by
+  default since 1.33): when activeQ is empty, pop takes the head of backoffQ instead of idling.
+- unschedulablePods wait for a cluster event (node added or changed, pod deleted) or for the
+  periodic flush after `max_in_unschedulable` seconds.
+
+A cluster event moves an unschedulable pod only when one of the plugins that rejected it
+registered a matching event (`plugin_events`, from each plugin's `events_to_register`, as
+kube-scheduler's EventsToRegister): an assigned pod's deletion wakes the pods NodeResourcesFit
+rejected, not those waiting for a taint to go. A pod that failed with an error (no rejecting plugin)
+moves on any event. Then, when the caller gives the event's objects, each rejecting plugin's hints
+for the event are asked (kube-scheduler isPodWorthRequeuing): a registration without a hint, a hint
+that says QUEUE or one that raises moves the pod; all saying QUEUE_SKIP leave it where it is. An
+event reported without its objects moves the pod on interest alone. Without `plugin_events` every
+event matches.
+
+A rejection seen while a matching cluster event happened during the pod's own cycle sends the pod
+to backoffQ rather than unschedulablePods, so an event that raced with the cycle is not lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import functools
+import logging
+import math
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from kubesched.backend.queue.clock import Clock, MonotonicClock
+from kubesched.backend.queue.heap import KeyedHeap
+from kubesched.backend.queue.hints import Hints, hinted, matching_hints
+from kubesched.backend.queue.nominator import PodNominator
+from kubesched.backend.queue.queued_pod import QueuedPodInfo
+from kubesched.framework.events import (
+    UNSCHEDULABLE_TIMEOUT,
+    UNSCHEDULED_POD_ADD,
+    UNSCHEDULED_POD_UPDATE,
+    ClusterEvent,
+    Registration,
+)
+from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
+from kubesched.framework.plugin_metrics import PluginRecorder, sampled, timed
+from kubesched.framework.status import Code
+from kubesched.model.objects import Pod
+
+log = logging.getLogger(__name__)
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
+# kube-scheduler flushes backoffQ every second (aligned to its 1 s ordering window) and looks for
+# leftover unschedulable pods every 30 s.
+BACKOFF_FLUSH_INTERVAL = 1.0
+UNSCHEDULABLE_FLUSH_INTERVAL = 30.0
+
+
+BACKOFF_COMPLETE = "BackoffComplete"
+SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+
+# profile (scheduler name) -> plugin name -> the events that plugin registered
+PluginEvents = Mapping[str, Mapping[str, Sequence[Registration]]]
+# profile -> the plugins interested in one event; None: every plugin is
+_Interest = dict[str, frozenset[str]] | None
+
+
+class _Strategy(enum.Enum):
+    SKIP = 0
+    AFTER_BACKOFF = 1
+
+
+@dataclass(slots=True)
+class _InFlight:
+    info: QueuedPodInfo
+    latest: Pod | None = None
+    updated: bool = False
+    deleted: bool = False
+
+
+def _active_key(info: QueuedPodInfo) -> tuple[int, float]:
+    return (-info.priority, info.timestamp)
+
+
+def _sort_key(plugin: QueueSortPlugin | None) -> Callable[[QueuedPodInfo], Any]:
+    """activeQ's order from the QueueSort plugin: its `sort_key` when it has one (PrioritySort),
+    else its `less`, compared pairwise."""
+    if plugin is None:
+        return _active_key
+    key = getattr(plugin, "sort_key", None)
+    if key is not None:
+        return lambda info: key(info.priority, info.timestamp)
+    less = plugin.less
+
+    def compare(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
+        return -1 if less(a, b) else (1 if less(b, a) else 0)
+
+    return functools.cmp_to_key(compare)
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        clock: Clock | None = None,
+        *,
+        initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+        pop_from_backoff: bool = True,
+        plugin_events: PluginEvents | None = None,
+        pre_enqueue: Mapping[str, Sequence[PreEnqueuePlugin]] | None = None,
+        queue_sort: QueueSortPlugin | None = None,
+        nominator: PodNominator | None = None,
+    ) -> None:
+        self._clock: Clock = clock or MonotonicClock()
+        # The pods nominated by preemption, kept with the queue as kube-scheduler keeps them.
+        self.nominator = nominator if nominator is not None else PodNominator()
+        self._initial_backoff = initial_backoff
+        self._max_backoff = max_backoff
+        self._max_in_unschedulable = max_in_unschedulable
+        self._pop_from_backoff = pop_from_backoff
+
+        self._pre_enqueue = {profile: tuple(plugins) for profile, plugins in (pre_enqueue or {}).items()}
+        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_sort_key(queue_sort))
+        self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._backoff_key)
+        self._error_backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._error_backoff_key)
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._in_flight: dict[str, _InFlight] = {}
+
+        self._plugin_events = (None if plugin_events is None else
+                               {profile: dict(plugins) for profile, plugins in plugin_events.items()})
+        self._interest: dict[ClusterEvent, _Interest] = {}
+        self._hints: dict[ClusterEvent, Hints] = {}
+
+        self._scheduling_cycle = 0
+        # Each event of interest that arrived while pods were in flight, with the latest cycle
+        # during which it did: a pod whose own cycle is not newer may have missed it.
+        self._in_flight_events: dict[ClusterEvent, int] = {}
+        self._wakeup = asyncio.Event()
+        self._closed = False
+        # Told (queue, event) on every move into activeQ, backoffQ or unschedulablePods, for
+        # scheduler_queue_incoming_pods_total; kept free of prometheus here.
+        self.on_incoming: Callable[[str, str], None] | None = None
+        # scheduler_plugin_execution_duration_seconds of PreEnqueue, sampled per run as kube-scheduler
+        # does (its own draw, in the queue); None: untimed.
+        self.plugin_recorder: PluginRecorder | None = None
+        self.sample_rng = random.Random()
+
+    # --- introspection ---------------------------------------------------------------------------
+
+    @property
+    def scheduling_cycle(self) -> int:
+        return self._scheduling_cycle
+
+    def __len__(self) -> int:
+        return len(self._active) + len(self._backoff) + len(self._error_backoff) + len(self._unschedulable)
+
+    def __contains__(self, uid: str) -> bool:
+        return self._where(uid) is not None
+
+    def where(self, uid: str) -> str | None:
+        """`active`, `backoff`, `unschedulable`, `in-flight` or None."""
+        if uid in self._in_flight:
+            return "in-flight"
+        return self._where(uid)
+
+    def in_flight_uids(self) -> list[str]:
+        """Pods popped and not yet done (their cycle or binding runs)."""
+        return list(self._in_flight)
+
+    def internal_sizes(self) -> dict[str, int]:
+        """Every map the queue keeps, for the debug page: flat over a long run, or something leaks."""
+        return {"active": len(self._active), "backoff": len(self._backoff), "error_backoff": len(self._error_backoff),
+                "unschedulable": len(self._unschedulable), "in_flight": len(self._in_flight),
+                "in_flight_events": len(self._in_flight_events), "event_interest": len(self._interest)}
+
+    def pending_counts(self) -> dict[str, int]:
+        """For scheduler_pending_pods{queue}."""
+        gated = sum(1 for info in self._unschedulable.values() if info.gated)
+        return {
+            "active": len(self._active),
+            "backoff": len(self._backoff) + len(self._error_backoff),
+            "unschedulable": len(self._unschedulable) - gated,
+            "gated": gated,
+        }
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    def unschedulable_reasons(self) -> dict[tuple[str, str], int]:
+        """For scheduler_unschedulable_pods{plugin,profile}: queued pods by each plugin that rejected
+        (or gated) them. kube-scheduler counts a pod from its failed attempt until it is popped again,
+        so pods moved to activeQ or backoffQ still count."""
+        counts: dict[tuple[str, str], int] = {}
+        for info in self.pending_pods():
+            if info.unschedulable_plugins or info.pending_plugins:
+                profile = info.pod.spec.scheduler_name
+                for plugin in info.unschedulable_plugins | info.pending_plugins:
+                    counts[(plugin, profile)] = counts.get((plugin, profile), 0) + 1
+        return counts
+
+    def pending_pods(self) -> list[QueuedPodInfo]:
+        return [
+            *self._active.items(),
+            *self._backoff.items(),
+            *self._error_backoff.items(),
+            *self._unschedulable.values(),
+        ]
+
+    def in_flight(self) -> list[QueuedPodInfo]:
+        return [f.info for f in self._in_flight.values()]
+
+    # --- informer-driven changes -----------------------------------------------------------------
+
+    def add(self, pod: Pod) -> None:
+        uid = pod.metadata.uid
+        if uid in self._in_flight or self._where(uid) is not None:
+            self.update(None, pod)
+            return
+        # Even a gated pod's nomination counts (kube-scheduler records it before PreEnqueue).
+        self.nominator.add(pod)
+        info = QueuedPodInfo(pod=pod, timestamp=self._clock.now())
+        self._add_active(info, UNSCHEDULED_POD_ADD.label)
+
+    def update(self, old: Pod | None, new: Pod) -> None:
+        """Refresh a queued pod; a pod not queued yet is added."""
+        uid = new.metadata.uid
+        flight = self._in_flight.get(uid)
+        if flight is not None or self._where(uid) is not None:
+            if old is None:
+                self.nominator.add(new)
+            else:
+                self.nominator.update(old, new)
+        if flight is not None:
+            previous = flight.latest or flight.info.pod
+            flight.latest = new
+            if _is_pod_updated(previous, new):
+                flight.updated = True
+            return
+        for heap in (self._active, self._backoff, self._error_backoff):
+            info = heap.get(uid)
+            if info is not None:
+                info.pod = new
+                heap.push(uid, info)
+                return
+        info = self._unschedulable.get(uid)
+        if info is not None:
+            previous = info.pod
+            info.pod = new
+            if _is_pod_updated(old or previous, new):
+                del self._unschedulable[uid]
+                self._requeue(info, _Strategy.AFTER_BACKOFF, UNSCHEDULED_POD_UPDATE.label)
+            return
+        self.add(new)
+
+    def delete(self, pod: Pod) -> None:
+        """The pod leaves the queue wherever it is; an in-flight pod will not be requeued."""
+        uid = pod.metadata.uid
+        self.nominator.delete(pod)
+        flight = self._in_flight.get(uid)
+        if flight is not None:
+            flight.deleted = True
+        for heap in (self._active, self._backoff, self._error_backoff):
+            if heap.remove(uid) is not None:
+                return
+        self._unschedulable.pop(uid, None)
+
+    def move_all_to_active_or_backoff(
+        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None,
+        objects: tuple[Any, Any] | None = None,
+    ) -> int:
+        """A cluster event that may make unschedulable pods fit: moves those a plugin that rejected
+        them registered it for (and that pass pre_check, and whose plugins' hints say QUEUE for
+        `objects`, (old, new), when given); returns how many moved."""
+        interest = self._interested(event)
+        if interest is not None and not any(interest.values()):
+            return 0  # no plugin cares (kube-scheduler isEventOfInterest)
+        if self._in_flight:
+            # In-flight pods are later judged on interest alone (see _missed_event).
+            self._in_flight_events[event] = self._scheduling_cycle
+        if not self._unschedulable:
+            return 0
+        hints = None if objects is None or interest is None else self._hints_for(event)
+        moving = [i for i in self._unschedulable.values()
+                  if (pre_check is None or pre_check(i.pod)) and _worth_requeuing(i, interest)
+                  and (hints is None or hinted(i, hints, objects))]
+        for info in moving:
+            del self._unschedulable[info.uid]
+        self._requeue_all(moving, event.label)
+        return len(moving)
+
+    def _interested(self, event: ClusterEvent) -> _Interest:
+        if self._plugin_events is None or event.is_wildcard:
+            return None
+        if event not in self._interest:
+            self._interest[event] = {
+                profile: frozenset(name for name, events in plugins.items()
+                                   if any(registered.matches(event) for registered in events))
+                for profile, plugins in self._plugin_events.items()}
+        return self._interest[event]
+
+    def _hints_for(self, event: ClusterEvent) -> Hints:
+        found = self._hints.get(event)
+        if found is None:
+            assert self._plugin_events is not None
+            found = self._hints[event] = matching_hints(self._plugin_events, event)
+        return found
+
+    def _missed_event(self, info: QueuedPodInfo, cycle: int) -> bool:
+        return any(seen >= cycle and _worth_requeuing(info, self._interested(event))
+                   for event, seen in self._in_flight_events.items())
+
+    # --- the scheduling loop ---------------------------------------------------------------------
+
+    def pop_nowait(self) -> QueuedPodInfo | None:
+        info = self._active.pop()
+        if info is None and self._pop_from_backoff:
+            info = self._backoff.pop()
+        if info is None:
+            return None
+        info.attempts += 1
+        self._scheduling_cycle += 1
+        info.scheduling_cycle = self._scheduling_cycle
+        self._in_flight[info.uid] = _InFlight(info)
+        return info
+
+    async def pop(self) -> QueuedPodInfo | None:
+        """Wait for the next pod; None once the queue is closed."""
+        while not self._closed:
+            info = self.pop_nowait()
+            if info is not None:
+                return info
+            self._wakeup.clear()
+            await self._wakeup.wait()
+        return None
+
+    def done(self, uid: str) -> None:
+        """The cycle (and binding, if any) for a popped pod is over."""
+        self._in_flight.pop(uid, None)
+        if not self._in_flight:
+            self._in_flight_events.clear()
+
+    def add_unschedulable_if_not_present(
+        self, info: QueuedPodInfo, scheduling_cycle: int | None = None
+    ) -> bool:
+        """Requeue a pod whose attempt failed: with `unschedulable_plugins`/`pending_plugins` set it
+        was rejected, with both empty it hit an error (error backoff). Also does `done`.
+
+        Returns False when the pod is not requeued: deleted meanwhile, or already queued."""
+        uid = info.uid
+        flight = self._in_flight.pop(uid, None)
+        if flight is not None:
+            if flight.deleted:
+                return False
+            if flight.latest is not None:
+                info.pod = flight.latest
+        if self._where(uid) is not None:
+            log.warning("pod %s is already queued (%s); not requeued", info.key, self._where(uid))
+            return False
+        cycle = info.scheduling_cycle if scheduling_cycle is None else scheduling_cycle
+
+        rejected = info.rejected()
+        if rejected:
+            info.unschedulable_count += 1
+            info.consecutive_errors_count = 0
+        else:
+            info.consecutive_errors_count += 1
+        info.timestamp = self._clock.now()
+        info.backoff_expiration = None
+        info.was_flushed_from_unschedulable = False
+        info.flush_timestamp = None
+
+        missed_event = (flight is not None and flight.updated) or self._missed_event(info, cycle)
+        if not self._in_flight:
+            self._in_flight_events.clear()
+        strategy = _Strategy.AFTER_BACKOFF if (not rejected or missed_event) else _Strategy.SKIP
+        where = self._requeue(info, strategy, SCHEDULE_ATTEMPT_FAILURE)
+        log.debug("pod %s moved to %s after a failed attempt (cycle %d)", info.key, where, cycle)
+        return True
+
+    # --- time-driven moves -----------------------------------------------------------------------
+
+    def flush_backoff_completed(self) -> int:
+        moved = 0
+        for heap in (self._backoff, self._error_backoff):
+            while True:
+                head = heap.peek()
+                if head is None or self._is_backing_off(head):
+                    break
+                heap.pop()
+                # With popping from backoffQ, PreEnqueue ran when the pod went in (kube-scheduler's
+                # moveToActiveQ with movesFromBackoffQ).
+                self._add_active(head, BACKOFF_COMPLETE, gate=not self._pop_from_backoff)
+                moved += 1
+        return moved
+
+    def flush_unschedulable_leftover(self) -> int:
+        now = self._clock.now()
+        moving = []
+        for info in self._unschedulable.values():
+            if info.gated:
+                continue  # waits for its PreEnqueue plugin's event, not for time
+            last = info.timestamp
+            if info.flush_timestamp is not None and info.flush_timestamp > last:
+                last = info.flush_timestamp
+            if now - last > self._max_in_unschedulable:
+                info.was_flushed_from_unschedulable = True
+                info.flush_timestamp = now
+                moving.append(info)
+        for info in moving:
+            del self._unschedulable[info.uid]
+        self._requeue_all(moving, UNSCHEDULABLE_TIMEOUT.label)
+        return len(moving)
+
+    async def run(self) -> None:
+        """The periodic flushes; run as a named background task for the scheduler's lifetime."""
+        ticks_per_leftover_flush = round(UNSCHEDULABLE_FLUSH_INTERVAL / BACKOFF_FLUSH_INTERVAL)
+        tick = 0
+        while not self._closed:
+            await asyncio.sleep(BACKOFF_FLUSH_INTERVAL)
+            self.flush_backoff_completed()
+            tick += 1
+            if tick % ticks_per_leftover_flush == 0:
+                self.flush_unschedulable_leftover()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wakeup.set()
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _where(self, uid: str) -> str | None:
+        if uid in self._active:
+            return "active"
+        if uid in self._backoff or uid in self._error_backoff:
+            return "backoff"
+        if uid in self._unschedulable:
+            return "unschedulable"
+        return None
+
+    def _requeue_all(self, infos: Iterable[QueuedPodInfo], event: str) -> None:
+        for info in infos:
+            self._requeue(info, _Strategy.AFTER_BACKOFF, event)
+
+    def _requeue(self, info: QueuedPodInfo, strategy: _Strategy, event: str) -> str:
+        if strategy is _Strategy.SKIP:
+            self._unschedulable[info.uid] = info
+            if self.on_incoming is not None:
+                self.on_incoming("unschedulable", event)
+            return "unschedulable"
+        if self._is_backing_off(info):
+            heap = self._backoff if info.rejected() else self._error_backoff
+            if self._pop_from_backoff and self._gate(info):
+                # kube-scheduler's moveToBackoffQ: a pod may leave backoffQ straight for a cycle, so
+                # PreEnqueue runs on the way in (a preemptor whose victims are still going stays out).
+                self._unschedulable[info.uid] = info
+                if self.on_incoming is not None:
+                    self.on_incoming("unschedulable", event)
+                return "unschedulable"
+            heap.push(info.uid, info)
+            if self.on_incoming is not None:
+                self.on_incoming("backoff", event)
+            if self._pop_from_backoff:
+                self._wakeup.set()
+            return "backoff"
+        self._add_active(info, event)
+        return "active"
+
+    def _add_active(self, info: QueuedPodInfo, event: str, gate: bool = True) -> None:
+        if gate and self._gate(info):
+            self._unschedulable[info.uid] = info
+            if self.on_incoming is not None:
+                self.on_incoming("unschedulable", event)
+            return
+        if info.initial_attempt_timestamp is None:
+            info.initial_attempt_timestamp = self._clock.now()
+        self._active.push(info.uid, info)
+        if self.on_incoming is not None:
+            self.on_incoming("active", event)
+        self._wakeup.set()
+
+    def _gate(self, info: QueuedPodInfo) -> bool:
+        """Run the profile's PreEnqueue plugins, as kube-scheduler does before every move to
+        activeQ; a rejection keeps the pod gated until an event its plugin registered."""
+        plugins = self._pre_enqueue.get(info.pod.spec.scheduler_name, ())
+        rec = sampled(self.plugin_recorder, self.sample_rng) if plugins and self.plugin_recorder else None
+        for pl in plugins:
+            status = pl.pre_enqueue(info.pod) if rec is None else timed(
+                rec, pl.name, "PreEnqueue", pl.pre_enqueue, info.pod)
+            if status is not None and status.code != Code.SUCCESS:
+                info.gated = True
+                info.unschedulable_plugins = {pl.name}
+                info.pending_plugins = frozenset()
+                log.debug("pod %s gated by %s: %s", info.key, pl.name, status.message())
+                return True
+        if info.gated:
+            info.gated = False
+            info.unschedulable_plugins = frozenset()
+        return False
+
+    # Backoff ends are truncated to whole seconds when popping from backoffQ is on, as
+    # kube-scheduler does, so a whole 1 s window of pods becomes ready together and keeps its
+    # priority order.
+    def _align(self, t: float) -> float:
+        return math.floor(t) if self._pop_from_backoff else t
+
+    def backoff_duration(self, count: int) -> float:
+        if count <= 0:
+            return 0.0
+        shift = min(count - 1, 62)
+        if self._initial_backoff > self._max_backoff / (1 << shift):
+            return self._max_backoff
+        return self._initial_backoff * (1 << shift)
+
+    def _backoff_time(self, info: QueuedPodInfo) -> float:
+        if self._max_backoff == 0:
+            return -math.inf
+        count = info.consecutive_errors_count or info.unschedulable_count
+        if count == 0:
+            return -math.inf
+        if info.backoff_expiration is None:
+            info.backoff_expiration = self._align(info.timestamp + self.backoff_duration(count))
+        return info.backoff_expiration
+
+    def _is_backing_off(self, info: QueuedPodInfo) -> bool:
+        expires = self._backoff_time(info)
+        return expires != -math.inf and expires >= self._align(self._clock.now())
+
+    def _backoff_key(self, info: QueuedPodInfo) -> tuple[float, int, float]:
+        return (self._backoff_time(info), -info.priority, info.timestamp)
+
+    def _error_backoff_key(self, info: QueuedPodInfo) -> tuple[float]:
+        return (self._backoff_time(info),)
+
+
+def _worth_requeuing(info: QueuedPodInfo, interest: _Interest) -> bool:
+    """kube-scheduler isPodWorthRequeuing without queueing hints: a pod that failed with an error
+    always; a rejected pod when a plugin that rejected it cares about the event."""
+    if interest is None or not (info.unschedulable_plugins or info.pending_plugins):
+        return True
+    plugins = interest.get(info.pod.spec.scheduler_name)
+    if plugins is None:
+        return True  # a profile the queue was not told about: never strand its pods
+    return not (plugins.isdisjoint(info.unschedulable_plugins) and plugins.isdisjoint(info.pending_plugins))
+
+
+def _is_pod_updated(old: Pod, new: Pod) -> bool:
+    """kube-scheduler's isPodUpdated: any change but resourceVersion and status."""
+    if old.spec != new.spec:
+        return True
+    return msgspec.structs.replace(old.metadata, resource_version="") != msgspec.structs.replace(
+        new.metadata, resource_version=""
+    )

@@ -1,0 +1,50 @@
+"""What the read-only commands (explain, snapshot, simulate, shadow) share: the config and plugins
+loaded as `kubesched run` loads them, and the cluster connection options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from kubesched.api import ClusterConfig, KubeconfigError, load_config
+from kubesched.config import ConfigError, load
+from kubesched.config.types import SchedulerConfig
+from kubesched.framework.registry import PluginSpec
+from kubesched.framework.runtime.outoftree import PluginLoadError, out_of_tree_plugins
+from kubesched.plugins.registry import in_tree_registry
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def connection_options(fn: F) -> F:
+    """--kubeconfig and --context, as `kubesched run` has them."""
+    fn = click.option("--context", default=None, help="Kubeconfig context to use (default: its current-context).")(fn)
+    return click.option(
+        "--kubeconfig", default=None, metavar="FILE",
+        help="Kubeconfig file (default: clientConnection.kubeconfig of --config, then $KUBECONFIG, then the "
+             "in-cluster service account, then ~/.kube/config).")(fn)
+
+
+def plugin_option(fn: F) -> F:
+    return click.option("--plugin", "plugin_flags", multiple=True, metavar="NAME=MODULE:ATTR",
+                        help="An out-of-tree plugin, as `kubesched run --plugin` loads it (repeatable).")(fn)
+
+
+def load_scheduler_config(config_path: str | None,
+                          plugin_flags: tuple[str, ...]) -> tuple[SchedulerConfig, list[PluginSpec]]:
+    """The config and the out-of-tree plugins, validated against the same registry as `run`'s."""
+    try:
+        built_in = in_tree_registry()
+        extra = out_of_tree_plugins(plugin_flags, built_in)
+        return load(config_path, registry=built_in.merged(extra)), list(extra)
+    except (PluginLoadError, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def cluster_config(config: SchedulerConfig, kubeconfig: str | None, context: str | None) -> ClusterConfig:
+    try:
+        return load_config(kubeconfig or config.client_connection.kubeconfig or None, context)
+    except KubeconfigError as exc:
+        raise click.ClickException(str(exc)) from None

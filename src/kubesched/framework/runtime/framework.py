@@ -1,0 +1,181 @@
+"""The binding cycle's extension points on a profile, with kube-scheduler's semantics
+(framework/runtime/framework.go): Reserve, Unreserve in reverse order, Permit with Wait, PreBind,
+the Bind chain (the first plugin that does not Skip decides), PostBind. The scheduling cycle's
+points (PreFilter to Score) are in schedule.py.
+
+In a cycle sampled for scheduler_plugin_execution_duration_seconds (state.plugin_recorder set, see
+plugin_metrics.py), each plugin call is timed, with kube-scheduler's extension point labels;
+unsampled cycles take the untimed branch."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+from collections.abc import Callable
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.fit_error import FitError
+from kubesched.framework.plugin_metrics import timed, timed_async
+from kubesched.framework.runtime.profile import Profile
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+from kubesched.framework.waiting import WaitingPod, WaitingPods
+
+log = logging.getLogger(__name__)
+
+
+def _failed(status: Status | None) -> bool:
+    return status is not None and status.code != Code.SUCCESS
+
+
+def _as_error(point: str, plugin: str, status: Status) -> Status:
+    if status.is_rejected():
+        return status.with_plugin(plugin)
+    return Status(Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin)
+
+
+def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
+    """kube-scheduler's RunPostFilterPlugins: the first success (a nomination) or unresolvable
+    verdict ends the run; the plugins' messages go into the FitError's message."""
+    reasons: list[str] = []
+    rec = state.plugin_recorder
+    for pl in profile.post_filter:
+        s = pl.post_filter(state, pod, fit_error) if rec is None else timed(
+            rec, pl.name, "PostFilter", pl.post_filter, state, pod, fit_error)
+        if s is None or s.code == Code.SUCCESS:
+            # kube-scheduler keeps a success's message too ("preemption: found a potential placement ...").
+            if s is not None and s.message():
+                fit_error.diagnosis.post_filter_msg = s.message()
+            return None
+        if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            fit_error.diagnosis.post_filter_msg = s.message()
+            return s.with_plugin(pl.name)
+        if not s.is_rejected():
+            # kube-scheduler keeps an error's own message, unwrapped, as the PostFilter message.
+            fit_error.diagnosis.post_filter_msg = s.message()
+            return Status(Code.ERROR, *s.reasons, plugin=pl.name)
+        reasons.extend(s.reasons)
+    if reasons:
+        fit_error.diagnosis.post_filter_msg = " ".join(reasons)
+    return Status(Code.UNSCHEDULABLE, *reasons) if profile.post_filter else None
+
+
+def can_dry_run_post_filter(profile: Profile) -> bool:
+    """Whether every PostFilter plugin can say what it would do without doing it (a
+    `dry_run_post_filter(state, pod, fit_error, snapshot=...)` method, as DefaultPreemption has)."""
+    return bool(profile.post_filter) and all(callable(getattr(pl, "dry_run_post_filter", None))
+                                             for pl in profile.post_filter)
+
+
+def dry_run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error: FitError,
+                        snapshot: Snapshot) -> Status | None:
+    """run_post_filter with each plugin's dry run on `snapshot`: the FitError's message becomes the
+    whole one kubesched writes, and nothing is written (explain, simulate, shadow). The caller
+    checks can_dry_run_post_filter first."""
+    dry = tuple(_DryRun(pl.name, functools.partial(pl.dry_run_post_filter, snapshot=snapshot))  # type: ignore[attr-defined]
+                for pl in profile.post_filter)
+    return run_post_filter(dataclasses.replace(profile, post_filter=dry), state, pod, fit_error)
+
+
+@dataclasses.dataclass
+class _DryRun:
+    """A PostFilter plugin's dry run in the PostFilter plugin's shape, for run_post_filter."""
+
+    name: str
+    post_filter: Callable[[CycleState, PodInfo, FitError], Status | None]
+
+
+def run_reserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+    """The first failing Reserve plugin's status; the caller then runs `run_unreserve`."""
+    rec = state.plugin_recorder
+    for pl in profile.reserve:
+        s = pl.reserve(state, pod, node) if rec is None else timed(
+            rec, pl.name, "Reserve", pl.reserve, state, pod, node)
+        if _failed(s):
+            assert s is not None
+            return _as_error("Reserve", pl.name, s)
+    return None
+
+
+def run_unreserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> None:
+    """Every Reserve plugin's Unreserve, last first; one that raises does not stop the others."""
+    rec = state.plugin_recorder
+    for pl in reversed(profile.reserve):
+        try:
+            if rec is None:
+                pl.unreserve(state, pod, node)
+            else:
+                timed(rec, pl.name, "Unreserve", pl.unreserve, state, pod, node)
+        except Exception:
+            log.exception("Unreserve of plugin %s failed for pod %s", pl.name, pod.key)
+
+
+def run_permit(profile: Profile, state: CycleState, pod: PodInfo, node: str,
+               waiting: WaitingPods) -> Status | None:
+    """None to go on, a rejection or error to stop, or Wait: the pod is then in `waiting` until
+    `wait_on_permit` says how it ended."""
+    timeouts: dict[str, float] = {}
+    rec = state.plugin_recorder
+    for pl in profile.permit:
+        s, timeout = pl.permit(state, pod, node) if rec is None else timed(
+            rec, pl.name, "Permit", pl.permit, state, pod, node)
+        if s is None or s.code == Code.SUCCESS:
+            continue
+        if s.code == Code.WAIT:
+            timeouts[pl.name] = timeout
+            continue
+        return _as_error("Permit", pl.name, s)
+    if not timeouts:
+        return None
+    waiting.add(WaitingPod(pod.pod.metadata.uid, pod.key, timeouts))
+    return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(timeouts)}")
+
+
+async def wait_on_permit(waiting: WaitingPods, pod: PodInfo) -> Status | None:
+    held = waiting.get(pod.pod.metadata.uid)
+    if held is None:
+        return None
+    try:
+        return await held.wait()
+    finally:
+        waiting.remove(pod.pod.metadata.uid)
+
+
+async def run_pre_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+    rec = state.plugin_recorder
+    for pl in profile.pre_bind:
+        s = await (pl.pre_bind(state, pod, node) if rec is None else timed_async(
+            rec, pl.name, "PreBind", pl.pre_bind, state, pod, node))
+        if _failed(s) and not (s is not None and s.code == Code.SKIP):
+            assert s is not None
+            return _as_error("PreBind", pl.name, s)
+    return None
+
+
+async def run_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+    """None when bound. Skip from every bind plugin (or none configured) is a failure: nobody bound it."""
+    rec = state.plugin_recorder
+    for pl in profile.bind:
+        s = await (pl.bind(state, pod, node) if rec is None else timed_async(
+            rec, pl.name, "Bind", pl.bind, state, pod, node))
+        if s is not None and s.code == Code.SKIP:
+            continue
+        if _failed(s):
+            assert s is not None
+            return _as_error("Bind", pl.name, s)
+        return None
+    return Status(Code.SKIP, "no bind plugin bound the pod")
+
+
+def run_post_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> None:
+    rec = state.plugin_recorder
+    for pl in profile.post_bind:
+        try:
+            if rec is None:
+                pl.post_bind(state, pod, node)
+            else:
+                timed(rec, pl.name, "PostBind", pl.post_bind, state, pod, node)
+        except Exception:
+            log.exception("PostBind of plugin %s failed for pod %s", pl.name, pod.key)

@@ -1,0 +1,527 @@
+"""One scheduling cycle's algorithm: PreFilter, Filter, PreScore, Score, select (schedule_one.go).
+
+Filter plugins with a batch path evaluate every candidate node in a few vector operations; the
+cycle then replays kube-scheduler's sequential search over them: start at the rotating index,
+stop once the adaptive number of feasible nodes is found, and give each rejected node the status
+of the first filter (in profile order) that rejected it.
+
+In a cycle sampled for scheduler_plugin_execution_duration_seconds (state.plugin_recorder set),
+every plugin call is timed. A batch method (Filter or Score over many nodes in one call) counts as
+one call per node it evaluated, each taking an even share of the batch's time, and a batch Filter's
+rejections take the code of its statuses in the diagnosis; kube-scheduler times each node's call.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.fit_error import Diagnosis, FitError
+from kubesched.framework.interface import MAX_NODE_SCORE, FilterPlugin, PreFilterResult, Rows, Scores
+from kubesched.framework.plugin_metrics import PluginRecorder, timed
+from kubesched.framework.runtime.nominated import first_pass, run_filters_with_nominated_pods, yielded_to
+from kubesched.framework.runtime.profile import PluginMethods, Profile
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, SchedulingError, Status
+from kubesched.framework.types import PodInfo
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring; percentage 0 means adaptive."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * percentage // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class NodeCursor:
+    """Where the next cycle starts its search, so successive pods spread over the nodes."""
+
+    next_start_node_index: int = 0
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    # Per-node details, kept as columns and turned into dicts only when asked for.
+    _all_names: list[str] = field(default_factory=list, repr=False, compare=False)
+    _rows: Rows | None = field(default=None, repr=False, compare=False)
+    _totals: Scores | None = field(default=None, repr=False, compare=False)
+    _plugin_scores: dict[str, Scores] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def _names(self) -> list[str]:
+        rows = self._rows.tolist() if self._rows is not None else []
+        return [self._all_names[r] for r in rows]
+
+    def total_scores(self) -> dict[str, int]:
+        """Final (weighted) score of each scored node; empty when only one node was feasible."""
+        if self._totals is None:
+            return {}
+        return dict(zip(self._names, self._totals.tolist(), strict=True))
+
+    def plugin_scores(self) -> dict[str, dict[str, int]]:
+        """Normalized score of each plugin, per node, before weights."""
+        return {pl: dict(zip(self._names, s.tolist(), strict=True)) for pl, s in self._plugin_scores.items()}
+
+
+def run_pre_filter(profile: Profile, state: CycleState, pod: PodInfo,
+                    snapshot: Snapshot) -> tuple[PreFilterResult | None, FitError | None]:
+    """The cycle's PreFilter: the merged PreFilterResult (None: every node), or the FitError of a
+    pod rejected before any Filter runs. Raises SchedulingError when a plugin errs."""
+    result: PreFilterResult | None = None
+    with_nodes: list[str] = []
+    rejected: Status | None = None
+    rec = state.plugin_recorder
+    for pl in profile.pre_filter:
+        r, s = pl.pre_filter(state, pod, snapshot) if rec is None else timed(
+            rec, pl.name, "PreFilter", pl.pre_filter, state, pod, snapshot)
+        if s is not None and s.code != Code.SUCCESS:
+            if s.code == Code.SKIP:
+                state.skip_filter_plugins.add(pl.name)
+                continue
+            s = s.with_plugin(pl.name)
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return None, _pre_filter_error(pod, snapshot, s, set())
+            if s.code == Code.UNSCHEDULABLE:
+                rejected = s
+                continue
+            raise SchedulingError(s)
+        if r is not None and not r.all_nodes():
+            with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result.node_names is not None and not result.node_names:
+                names = sorted(set(with_nodes))
+                msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1 else
+                       f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously")
+                status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+                return None, _pre_filter_error(pod, snapshot, status, set(names))
+    if rejected is not None:
+        return None, _pre_filter_error(pod, snapshot, rejected, set(with_nodes))
+    if result is not None:
+        # Remembered for the message about nodes the PreFilter result left out.
+        state.write("__prefilter_plugins__", sorted(set(with_nodes)))
+    return result, None
+
+
+def _pre_filter_error(pod: PodInfo, snapshot: Snapshot, status: Status, plugins: set[str]) -> FitError:
+    diagnosis = Diagnosis(absent_nodes_status=status, unschedulable_plugins=plugins,
+                          pre_filter_msg=status.message())
+    diagnosis.add_plugin_status(status)
+    return FitError(pod, snapshot.n, diagnosis)
+
+
+def _absent_nodes_status(state: CycleState) -> Status:
+    """The status of the nodes a PreFilterResult left out."""
+    plugins = " ".join(state.get("__prefilter_plugins__") or [])
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{plugins}]")
+
+
+def candidate_rows(snapshot: Snapshot, result: PreFilterResult | None) -> Rows:
+    """Rows of the nodes the PreFilterResult lets through, in snapshot order."""
+    if result is None or result.node_names is None:
+        return snapshot.all_rows
+    found = sorted(i for i in (snapshot.index.get(n) for n in result.node_names) if i is not None)
+    return np.array(found, dtype=np.intp)
+
+
+def _rotated(positions: npt.NDArray[np.intp], start: int) -> npt.NDArray[np.intp]:
+    """Positions (ascending) in the order a search starting at `start` and wrapping around meets them."""
+    cut = int(np.searchsorted(positions, start))
+    if cut == 0:
+        return positions
+    return np.concatenate((positions[cut:], positions[:cut]))
+
+
+def _first_from(passing: npt.NDArray[np.bool_] | None, m: int, start: int, want: int) -> Rows:
+    """The first `want` positions of [0, m) that pass, met from `start` wrapping around; all of them
+    when fewer pass."""
+    if passing is None:
+        return (np.arange(min(want, m), dtype=np.intp) + start) % m if m else np.arange(0, dtype=np.intp)
+    after = np.flatnonzero(passing[start:])
+    if len(after) >= want:
+        return after[:want] + start
+    before = np.flatnonzero(passing[:start])[:want - len(after)]
+    return np.concatenate((after + start, before))
+
+
+def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows,
+                  want: int, start: int, diagnosis: Diagnosis,
+                  statuses_on_success: bool = False) -> tuple[Rows, int]:
+    """Rows of the first `want` feasible nodes from `start` (positions in rows), and how many
+    nodes were examined. Rejected examined nodes get their status in the diagnosis when none is
+    feasible (only a FitError and preemption read them) or when `statuses_on_success` asks:
+    building a status per rejected node is most of a cycle's cost when most nodes are full."""
+    m = len(rows)
+    filters = [pl for pl in profile.filter if pl.name not in state.skip_filter_plugins]
+    masks: list[tuple[int, npt.NDArray[np.bool_]]] = []
+    scalar: list[int] = []
+    passing: npt.NDArray[np.bool_] | None = None
+    rec = state.plugin_recorder
+    passes = _passes if rec is None else _timed_passes(rec)
+    batch_times: list[tuple[str, npt.NDArray[np.bool_] | None, float]] = []
+    for idx, pl in enumerate(filters):
+        batch = profile.methods.filter_batch.get(pl.name)
+        if batch is None:
+            scalar.append(idx)
+            continue
+        if rec is None:
+            mask = batch(state, pod, snapshot, rows)
+        else:
+            t = rec.now()
+            mask = batch(state, pod, snapshot, rows)
+            batch_times.append((pl.name, mask, rec.now() - t))
+        if mask is None:
+            continue
+        masks.append((idx, mask))
+        passing = mask.copy() if passing is None else np.logical_and(passing, mask, out=passing)
+
+    overrides = _nominated_rejections(profile, state, pod, snapshot, rows)
+    if overrides:
+        if passing is None:
+            passing = np.ones(m, dtype=np.bool_)
+        passing[list(overrides)] = False
+    if not scalar:
+        feasible_pos = _first_from(passing, m, start, want)
+        enough = want > 0 and len(feasible_pos) == want
+        processed = (int(feasible_pos[-1]) - start) % m + 1 if enough else m
+    else:
+        candidates = np.arange(m, dtype=np.intp) if passing is None else np.flatnonzero(passing)
+        order = _rotated(candidates, start)
+        found: list[int] = []
+        processed = m
+        node_infos = snapshot.node_infos
+        for p in order.tolist():
+            ni = node_infos[rows[p]]
+            for idx in scalar:
+                if not passes(filters[idx], state, pod, ni):
+                    break
+            else:
+                found.append(p)
+                if len(found) == want:
+                    processed = (p - start) % m + 1
+                    break
+        feasible_pos = np.array(found, dtype=np.intp)
+
+    # Rejected nodes among the examined ones: those not feasible in rotated [start, start+processed).
+    # A sampled cycle needs them too: its batch Filter observations take the codes of the statuses.
+    if len(feasible_pos) < processed and (statuses_on_success or rec is not None or not len(feasible_pos)):
+        examined = (np.arange(processed, dtype=np.intp) + start) % m
+        is_feasible = np.zeros(m, dtype=np.bool_)
+        is_feasible[feasible_pos] = True
+        rejected = examined[~is_feasible[examined]]
+        rejected.sort()
+        if overrides:
+            rejected = _record_overrides(overrides, snapshot, rows, rejected, diagnosis)
+        if len(rejected):
+            _record_statuses(profile.methods, filters, masks, state, pod, snapshot, rows, rejected, diagnosis)
+    if batch_times:
+        assert rec is not None
+        _observe_batch_filters(rec, batch_times, m, diagnosis)
+    return rows[feasible_pos], processed
+
+
+def _nominated_rejections(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot,
+                          rows: Rows) -> dict[int, Status]:
+    """RunFilterPluginsWithNominatedPods' first pass, for the candidate nodes that hold pods
+    nominated there which this pod must yield to: their positions in rows whose first pass
+    rejects the pod, with that status. The second pass is the ordinary filtering. No nominations,
+    no work."""
+    nominator = profile.handle.nominator
+    nodes = nominator.nominated_nodes()
+    if not nodes:
+        return {}
+    out: dict[int, Status] = {}
+    all_rows = len(rows) == snapshot.n
+    for name in nodes:
+        r = snapshot.index.get(name)
+        if r is None:
+            continue
+        if all_rows:
+            pos = r
+        else:
+            pos = int(np.searchsorted(rows, r))
+            if pos >= len(rows) or int(rows[pos]) != r:
+                continue
+        nominated = yielded_to(nominator, name, pod)
+        if not nominated:
+            continue
+        s = first_pass(profile, state, pod, snapshot.node_infos[r], nominated)
+        if s is None:
+            continue
+        if not s.is_rejected():
+            raise SchedulingError(s)
+        out[pos] = s
+    return out
+
+
+def _record_overrides(overrides: dict[int, Status], snapshot: Snapshot, rows: Rows, rejected: Rows,
+                      diagnosis: Diagnosis) -> Rows:
+    """Give the rejected nodes the first pass rejected their first-pass status; the others remain."""
+    keep = np.fromiter((int(p) not in overrides for p in rejected.tolist()), dtype=np.bool_, count=len(rejected))
+    names = snapshot.names
+    for p in rejected[~keep].tolist():
+        s = overrides[p]
+        diagnosis.node_to_status[names[int(rows[p])]] = s
+        diagnosis.add_plugin_status(s)
+    return rejected[keep]
+
+
+def _passes(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: object) -> bool:
+    s = pl.filter(state, pod, ni)  # type: ignore[arg-type]
+    if s is None or s.code == Code.SUCCESS:
+        return True
+    if not s.is_rejected():
+        raise SchedulingError(s.with_plugin(pl.name))
+    return False
+
+
+def _timed_passes(rec: PluginRecorder) -> Callable[[FilterPlugin, CycleState, PodInfo, object], bool]:
+    """_passes, each call timed: the sampled cycles' Filter loop."""
+    def passes(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: object) -> bool:
+        t = rec.now()
+        s = pl.filter(state, pod, ni)  # type: ignore[arg-type]
+        rec.observe(pl.name, "Filter", Code.SUCCESS if s is None else s.code, rec.now() - t)
+        if s is None or s.code == Code.SUCCESS:
+            return True
+        if not s.is_rejected():
+            raise SchedulingError(s.with_plugin(pl.name))
+        return False
+
+    return passes
+
+
+def _observe_batch_filters(rec: PluginRecorder, batch_times: list[tuple[str, npt.NDArray[np.bool_] | None, float]],
+                           n: int, diagnosis: Diagnosis) -> None:
+    """One Filter observation per node each batch evaluated. A rejection takes the code the
+    plugin gave the nodes it was first to reject (its statuses in the diagnosis), Unschedulable
+    when it was first nowhere."""
+    if n == 0:
+        return
+    codes: dict[str | None, int] = {}
+    for status in diagnosis.node_to_status.values():
+        codes.setdefault(status.plugin, status.code)
+    for plugin, mask, seconds in batch_times:
+        each = seconds / n
+        fits = n if mask is None else int(np.count_nonzero(mask))
+        if fits:
+            rec.observe(plugin, "Filter", Code.SUCCESS, each, fits)
+        if n - fits:
+            rec.observe(plugin, "Filter", codes.get(plugin, Code.UNSCHEDULABLE), each, n - fits)
+
+
+def _record_statuses(methods: PluginMethods, filters: list[FilterPlugin],
+                     masks: list[tuple[int, npt.NDArray[np.bool_]]],
+                     state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows,
+                     rejected: npt.NDArray[np.intp], diagnosis: Diagnosis) -> None:
+    """Give each rejected node (positions in rows) the status of the first filter that rejects it."""
+    mask_of = dict(masks)
+    by_plugin: dict[int, list[int]] = {}
+    batched = methods.filter_batch
+    if all(idx in mask_of or filters[idx].name in batched
+           for idx in range(len(filters))):
+        # Every filter has a column: the first False down the stacked masks names the plugin.
+        idxs = [idx for idx, _ in masks]
+        stacked = np.stack([m[rejected] for _, m in masks])
+        first = stacked.argmin(axis=0)
+        for k, idx in enumerate(idxs):
+            sel = rejected[first == k]
+            if len(sel):
+                by_plugin[idx] = sel.tolist()
+    else:
+        node_infos = snapshot.node_infos
+        for p in rejected.tolist():
+            ni = node_infos[rows[p]]
+            for idx, pl in enumerate(filters):
+                mask = mask_of.get(idx)
+                ok = bool(mask[p]) if mask is not None else (
+                    True if pl.name in batched else _passes(pl, state, pod, ni))
+                if not ok:
+                    by_plugin.setdefault(idx, []).append(p)
+                    break
+    names = snapshot.names
+    node_infos = snapshot.node_infos
+    statuses = diagnosis.node_to_status
+    for idx, positions in by_plugin.items():
+        pl = filters[idx]
+        node_rows = rows[np.array(positions, dtype=np.intp)]
+        batch_statuses = methods.filter_statuses.get(pl.name)
+        if batch_statuses is not None:
+            found: list[Status] = batch_statuses(state, pod, snapshot, node_rows)
+        else:
+            found = []
+            for r in node_rows.tolist():
+                s = pl.filter(state, pod, node_infos[r])
+                found.append(s if s is not None else Status(Code.UNSCHEDULABLE))
+        seen: dict[int, Status] = {}
+        for r, s in zip(node_rows.tolist(), found, strict=True):
+            tagged = seen.get(id(s))
+            if tagged is None:
+                tagged = seen[id(s)] = s.with_plugin(pl.name)
+                diagnosis.add_plugin_status(tagged)
+            statuses[names[r]] = tagged
+
+
+def score_nodes(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot,
+                rows: Rows) -> tuple[Scores, dict[str, Scores]]:
+    """PreScore, then each Score plugin over `rows`, normalised: (weighted totals, normalised
+    score by plugin). Raises SchedulingError when a plugin errs or a score is out of range."""
+    rec = state.plugin_recorder
+    for pl in profile.pre_score:
+        s = pl.pre_score(state, pod, snapshot, rows) if rec is None else timed(
+            rec, pl.name, "PreScore", pl.pre_score, state, pod, snapshot, rows)
+        if s is not None and s.code != Code.SUCCESS:
+            if s.code == Code.SKIP:
+                state.skip_score_plugins.add(pl.name)
+                continue
+            raise SchedulingError(s.with_plugin(pl.name))
+    total = np.zeros(len(rows), dtype=np.int64)
+    per_plugin: dict[str, Scores] = {}
+    for scorer, weight in profile.score:
+        if scorer.name in state.skip_score_plugins:
+            continue
+        batch = profile.methods.score_batch.get(scorer.name)
+        t = rec.now() if rec is not None else 0.0
+        if batch is not None:
+            scores: Scores = batch(state, pod, snapshot, rows)
+        else:
+            infos = snapshot.node_infos
+            scores = np.fromiter((scorer.score(state, pod, infos[r], snapshot) for r in rows.tolist()),
+                                 dtype=np.int64, count=len(rows))
+        if rec is not None and len(rows):
+            rec.observe(scorer.name, "Score", Code.SUCCESS, (rec.now() - t) / len(rows), len(rows))
+        normalize = profile.methods.normalize_scores.get(scorer.name)
+        if normalize is not None:
+            scores = normalize(state, pod, scores) if rec is None else timed(
+                rec, scorer.name, "ScoreExtensionNormalize", normalize, state, pod, scores)
+        # One pass: read as unsigned, a negative score is larger than any valid one.
+        if len(scores) and (int(scores.view(np.uint64).max()) > MAX_NODE_SCORE if scores.dtype == np.int64
+                            else int(scores.min()) < 0 or int(scores.max()) > MAX_NODE_SCORE):
+            bad = int(scores.min()) if int(scores.min()) < 0 else int(scores.max())
+            raise SchedulingError(Status(
+                Code.ERROR, f'plugin "{scorer.name}" returns an invalid score {bad}, it should in the range of '
+                f"[0, {MAX_NODE_SCORE}] after normalizing", plugin=scorer.name))
+        per_plugin[scorer.name] = scores
+        total += scores if weight == 1 else scores * weight
+    return total, per_plugin
+
+
+def _candidates(profile: Profile, state: CycleState, pod: PodInfo,
+                snapshot: Snapshot) -> tuple[Rows, Diagnosis] | FitError:
+    """PreFilter, then the rows the search may visit and the diagnosis it fills; or the FitError
+    when there is no node or PreFilter rejects the pod."""
+    if snapshot.n == 0:
+        return FitError(pod, 0, Diagnosis())
+    result, error = run_pre_filter(profile, state, pod, snapshot)
+    if error is not None:
+        return error
+    diagnosis = Diagnosis()
+    if result is not None:
+        diagnosis.absent_nodes_status = _absent_nodes_status(state)
+    return candidate_rows(snapshot, result), diagnosis
+
+
+def _evaluate_nominated_node(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Snapshot,
+                             diagnosis: Diagnosis) -> str | None:
+    """evaluateNominatedNode: a pod nominated by an earlier preemption tries that node first, and
+    takes it without scoring when it fits; a rejection there is recorded, an error only skips it."""
+    name = pod.pod.status.nominated_node_name
+    if not name:
+        return None
+    r = snapshot.index.get(name)
+    if r is None:
+        return None
+    s = run_filters_with_nominated_pods(profile, state, pod, snapshot.node_infos[r],
+                                        yielded_to(profile.handle.nominator, name, pod))
+    if s is None:
+        return name
+    if s.is_rejected():
+        diagnosis.node_to_status[name] = s
+        diagnosis.add_plugin_status(s)
+    return None
+
+
+def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: random.Random,
+                 cursor: NodeCursor, percentage_of_nodes_to_score: int = 0,
+                 state: CycleState | None = None) -> ScheduleResult | FitError:
+    """Choose a node for pod, or say why none fits. Raises SchedulingError if a plugin errs.
+
+    `percentage_of_nodes_to_score` is the scheduler-wide value; the profile's own wins when set.
+    """
+    if state is None:
+        state = CycleState()
+    found = _candidates(profile, state, pod, snapshot)
+    if isinstance(found, FitError):
+        return found
+    rows, diagnosis = found
+    nominated = _evaluate_nominated_node(profile, state, pod, snapshot, diagnosis)
+    if nominated is not None:
+        return ScheduleResult(nominated, 1 + len(diagnosis.node_to_status), 1)
+    percentage = profile.percentage_of_nodes_to_score
+    if percentage is None:
+        percentage = percentage_of_nodes_to_score
+    want = num_feasible_nodes_to_find(percentage, len(rows)) if profile.score else 1
+    start = cursor.next_start_node_index % len(rows) if len(rows) else 0
+    feasible, processed = find_feasible(profile, state, pod, snapshot, rows, want, start, diagnosis)
+    cursor.next_start_node_index = (cursor.next_start_node_index + processed) % snapshot.n
+    # Every examined node is feasible or rejected: kube-scheduler's len(feasible) + len(NodeToStatus).
+    evaluated = processed
+    if len(feasible) == 0:
+        return FitError(pod, snapshot.n, diagnosis)
+    names = snapshot.names
+    if len(feasible) == 1:
+        return ScheduleResult(names[int(feasible[0])], evaluated, 1)
+    totals, per_plugin = score_nodes(profile, state, pod, snapshot, feasible)
+    best = totals.max()
+    ties = np.flatnonzero(totals == best)
+    pick = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
+    return ScheduleResult(names[int(feasible[pick])], evaluated, len(feasible),
+                          names, feasible, totals, per_plugin)
+
+
+@dataclass
+class EveryNode:
+    """Every feasible node's total, from a search over every candidate (no sampling, no start
+    offset): what `shadow` compares another scheduler's choice with."""
+
+    totals: dict[str, int]
+
+    @property
+    def best(self) -> list[str]:
+        """The nodes sharing the best total, in snapshot order."""
+        if not self.totals:
+            return []
+        top = max(self.totals.values())
+        return [name for name, total in self.totals.items() if total == top]
+
+
+def score_every_node(profile: Profile, snapshot: Snapshot, pod: PodInfo) -> EveryNode | FitError:
+    """The cycle's steps (PreFilter, Filter, PreScore, Score) over every node rather than the
+    adaptive sample, or the FitError when no node fits. A single feasible node is scored too,
+    so its total is known. Raises SchedulingError when a plugin errs."""
+    state = CycleState()
+    found = _candidates(profile, state, pod, snapshot)
+    if isinstance(found, FitError):
+        return found
+    rows, diagnosis = found
+    feasible, _ = find_feasible(profile, state, pod, snapshot, rows, len(rows), 0, diagnosis)
+    if len(feasible) == 0:
+        return FitError(pod, snapshot.n, diagnosis)
+    names = snapshot.names
+    if not profile.score:
+        return EveryNode({names[r]: 0 for r in feasible.tolist()})
+    totals, _ = score_nodes(profile, state, pod, snapshot, feasible)
+    return EveryNode({names[r]: t for r, t in zip(feasible.tolist(), totals.tolist(), strict=True)})

@@ -1,0 +1,1 @@
+"""DynamicResources (kube-scheduler's dynamicresources plugin): see plugin.py."""

@@ -1,0 +1,2 @@
+"""What several plugins share (kube-scheduler's plugins/helper): node selectors, tolerations, the
+storage listers."""

@@ -1,0 +1,109 @@
+"""Informer events to the cache and the queue. Each handler reports kube-scheduler's cluster
+events; the queue moves only the pods that a plugin which rejected them registered the event for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any, Protocol
+
+from kubesched.backend.cache.cache import Cache
+from kubesched.backend.queue import SchedulingQueue, eligible
+from kubesched.framework import events
+from kubesched.model.objects import Job, Node, Pod
+from kubesched.plugins.cronjob_pool import plugin as cronjob_pool
+
+
+class ClusterEventHandlers:
+    def __init__(self, cache: Cache, queue: SchedulingQueue, names: Collection[str]) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.names = names
+
+
+    def pod_added(self, pod: Pod) -> None:
+        if pod.spec.node_name:
+            self.cache.add_pod(pod)
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD)
+        elif eligible(pod, self.names):
+            self.queue.add(pod)
+
+    def pod_updated(self, old: Pod, new: Pod) -> None:
+        if new.spec.node_name:
+            if not old.spec.node_name:
+                self.queue.delete(new)  # bound, by us or by someone else
+                self.cache.add_pod(new)
+                self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD)
+            else:
+                self.cache.update_pod(new)
+                # A resize that lowered its requests frees room (AssignedPodUpdate / UpdatePodScaleDown).
+                for event in events.assigned_pod_update_events(old, new):
+                    self.queue.move_all_to_active_or_backoff(event)
+        elif eligible(new, self.names):
+            self.queue.update(old, new)
+        else:
+            self.queue.delete(new)  # terminating, gated, or handed to another scheduler
+
+    def pod_deleted(self, pod: Pod) -> None:
+        self.queue.delete(pod)
+        if pod.spec.node_name or self.cache.is_assumed(pod):
+            self.cache.remove_pod(pod)
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, objects=(pod, None))
+
+    def node_added(self, node: Node) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff(events.NODE_ADD)
+
+    def node_updated(self, old: Node, new: Node) -> None:
+        self.cache.update_node(new)
+        # Only what can make a pod fit is an event: not a heartbeat, nor an image list.
+        for event in events.node_update_events(old, new):
+            self.queue.move_all_to_active_or_backoff(event)
+
+    def node_deleted(self, node: Node) -> None:
+        self.queue.move_all_to_active_or_backoff(events.NODE_DELETE)
+        self.cache.remove_node(node.metadata.name)
+
+    def job_changed(self, job: Job) -> None:
+        # Pods the pool plugin held back until their owner Job was known can be decided now.
+        self.queue.move_all_to_active_or_backoff(events.JOB_ADD, pre_check=cronjob_pool.waits_for_job(job))
+
+    def job_updated(self, old: Job, new: Job) -> None:
+        if old.metadata.owner_references != new.metadata.owner_references:
+            self.job_changed(new)
+
+    def job_deleted(self, job: Job) -> None:
+        # Nothing waits on a Job's deletion: its pods are judged when they come up for scheduling.
+        return None
+
+    def storage_handlers(self, resource: events.EventResource) -> StorageHandlers:
+        """A storage informer's events to the queue: Add, Update and Delete of `resource`, each
+        moving the pods a plugin that rejected them registered it for."""
+        return StorageHandlers(self.queue.move_all_to_active_or_backoff, resource)
+
+
+class Move(Protocol):
+    def __call__(self, event: events.ClusterEvent, pre_check: Callable[[Pod], bool] | None = None,
+                 objects: tuple[Any, Any] | None = None) -> int: ...
+
+
+class StorageHandlers:
+    """kube-scheduler's buildEvtResHandler: each event with its (old, new) objects, for the plugins'
+    queueing hints (old None for an Add, new None for a Delete); the plugins read the objects from
+    the informers' stores, already updated when this is called."""
+
+    __slots__ = ("_add", "_delete", "_move", "_update")
+
+    def __init__(self, move: Move, resource: events.EventResource) -> None:
+        self._move = move
+        self._add = events.ClusterEvent(resource, events.ActionType.ADD)
+        self._update = events.ClusterEvent(resource, events.ActionType.UPDATE)
+        self._delete = events.ClusterEvent(resource, events.ActionType.DELETE)
+
+    def on_add(self, obj: Any) -> None:
+        self._move(self._add, objects=(None, obj))
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self._move(self._update, objects=(old, new))
+
+    def on_delete(self, obj: Any) -> None:
+        self._move(self._delete, objects=(obj, None))

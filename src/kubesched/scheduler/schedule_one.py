@@ -1,0 +1,263 @@
+"""The scheduling cycle and the binding cycle for one pod, against small ports: the cache and
+the queue (pure), and three for I/O — the PodScheduled condition writer, the event recorder and
+a pod lister — so both cycles are unit-tested without a cluster.
+
+A scheduling cycle is synchronous code between two awaits, so nothing changes the cache while it
+runs; the chosen node is assumed at once and bound in the background, as kube-scheduler does,
+which is why a node is never overcommitted while binds are in flight.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kubesched.api.tasks import TaskSet
+from kubesched.backend.cache.cache import Cache
+from kubesched.backend.queue import QueuedPodInfo, SchedulingQueue
+from kubesched.framework import events
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.fit_error import Diagnosis, FitError
+from kubesched.framework.interface import NOMINATED_NODE_KEY
+from kubesched.framework.plugin_metrics import sampled
+from kubesched.framework.runtime.framework import (
+    run_bind,
+    run_permit,
+    run_post_bind,
+    run_post_filter,
+    run_pre_bind,
+    run_reserve,
+    run_unreserve,
+    wait_on_permit,
+)
+from kubesched.framework.runtime.profile import Profile
+from kubesched.framework.runtime.schedule import NodeCursor, schedule_pod
+from kubesched.framework.status import Code, SchedulingError, Status
+from kubesched.framework.types import PodInfo
+from kubesched.metrics import (
+    BIND,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    RESERVE,
+    Metrics,
+    ProfileMetrics,
+)
+from kubesched.model.objects import Pod
+from kubesched.plugins import default_binder
+
+log = logging.getLogger("kubesched")
+
+
+class ConditionPort(Protocol):
+    def submit(self, pod: Pod, message: str, reason: str = ..., nominated_node: str | None = ...) -> None: ...
+    def discard(self, uid: str) -> None: ...
+    async def settled(self, uid: str) -> None: ...
+
+
+class EventPort(Protocol):
+    def scheduled(self, pod: Pod, node: str, controller: str | None = None) -> None: ...
+    def failed_scheduling(self, pod: Pod, message: str, controller: str | None = None) -> None: ...
+
+
+class PodLister(Protocol):
+    def get(self, key: str) -> Pod | None: ...
+
+
+@dataclass
+class Stats:
+    attempts: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    bind_failures: int = 0
+    cycle_seconds: float = 0.0
+
+
+@dataclass
+class Cycles:
+    profiles: Mapping[str, Profile]
+    cache: Cache
+    queue: SchedulingQueue
+    conditions: ConditionPort
+    events: EventPort
+    pods: PodLister
+    metrics: Metrics
+    percentage_of_nodes_to_score: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+    # Draws which cycles time their plugins; apart from `rng`, so sampling never moves tie-breaks.
+    sample_rng: random.Random = field(default_factory=random.Random)
+    cursor: NodeCursor = field(default_factory=NodeCursor)
+    binds: TaskSet = field(default_factory=TaskSet)
+    stats: Stats = field(default_factory=Stats)
+
+
+    def schedule_one(self, info: QueuedPodInfo) -> None:
+        pod = info.pod
+        profile = self.profiles.get(pod.spec.scheduler_name)
+        if profile is None or pod.spec.node_name or self.cache.node_of(pod.metadata.uid) is not None:
+            self.queue.done(info.uid)
+            return
+        pm = self.metrics.profiles[profile.scheduler_name]
+        started = time.perf_counter()
+        pod_info = PodInfo(pod)
+        state = CycleState(sampled(self.metrics.plugins, self.sample_rng))
+        self.stats.attempts += 1
+        try:
+            result = schedule_pod(profile, self.cache.snapshot(), pod_info, rng=self.rng, cursor=self.cursor,
+                                  percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
+                                  state=state)
+        except SchedulingError as exc:
+            self.stats.errors += 1
+            self.stats.cycle_seconds += time.perf_counter() - started
+            self._failed(info, profile, str(exc), reason="SchedulerError", started=started)
+            return
+        algorithm_done = time.perf_counter()
+        elapsed = algorithm_done - started
+        self.stats.cycle_seconds += elapsed
+        if isinstance(result, FitError):
+            post = run_post_filter(profile, state, pod_info, result)
+            pm.point(POST_FILTER, Code.SUCCESS if post is None else post.code, time.perf_counter() - algorithm_done)
+            if post is not None and post.code == Code.ERROR:
+                log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
+            self.stats.unschedulable += 1
+            info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
+            # kube-scheduler clears the nomination when no PostFilter runs, else writes the one
+            # the PostFilter result carries (none: leave it).
+            nominated: str | None = state.get(NOMINATED_NODE_KEY) if profile.post_filter else ""
+            self._failed(info, profile, result.message(), reason="Unschedulable", nominated_node=nominated,
+                         started=started)
+            return
+        # kube-scheduler observes the algorithm's latency only when it found a node.
+        self.metrics.algorithm.observe(elapsed)
+        node = result.suggested_host
+        self.cache.assume_pod(pod_info, node)
+        # An assumed pod needs no nomination any more.
+        self.queue.nominator.delete(pod)
+        status = run_reserve(profile, state, pod_info, node)
+        reserved = time.perf_counter()
+        pm.point(RESERVE, Code.SUCCESS if status is None else status.code, reserved - algorithm_done)
+        if status is None:
+            status = run_permit(profile, state, pod_info, node, profile.handle.waiting_pods)
+            pm.point(PERMIT, Code.SUCCESS if status is None else status.code, time.perf_counter() - reserved)
+        if status is not None and status.code != Code.WAIT:
+            run_unreserve(profile, state, pod_info, node)
+            self.cache.forget_pod(pod_info)
+            self._failed(info, profile, *_failure(pod_info, node, status), started=started)
+            return
+        self.conditions.discard(pod.metadata.uid)
+        self.binds.spawn(self._binding_cycle(info, pod_info, node, profile, state, started),
+                         name=f"bind/{pod_info.key}")
+
+    def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str,
+                started: float | None = None, nominated_node: str | None = "") -> None:
+        """kube-scheduler's handleSchedulingFailure: counts the attempt (with its latency since
+        `started`, the cycle's start), requeues the pod, records the event and the condition."""
+        pod = info.pod
+        pm = self.metrics.profiles.get(profile.scheduler_name)
+        if pm is not None:
+            seconds = 0.0 if started is None else time.perf_counter() - started
+            if reason == "Unschedulable":
+                pm.unschedulable.inc()
+                pm.unschedulable_seconds.observe(seconds)
+            else:
+                pm.error.inc()
+                pm.error_seconds.observe(seconds)
+        log.info("unschedulable" if reason == "Unschedulable" else "scheduling error",
+                 extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}", "reason": reason,
+                        "detail": message})
+        self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
+        self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
+        latest = self.pods.get(_key(pod)) or pod
+        if latest.metadata.uid == pod.metadata.uid:
+            # At once, not when the status patch comes back: the next cycle must see the nomination.
+            self.queue.nominator.add(latest, nominated_node)
+        self.conditions.submit(latest, message, reason=reason, nominated_node=nominated_node)
+
+    async def _binding_cycle(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
+                             state: CycleState, started: float) -> None:
+        """Permit's wait, PreBind, Bind, PostBind. Every way out but a bound pod unreserves,
+        forgets the assumed pod and hands it to the failure handler: an assumed pod never
+        expires, so a path that skipped this would keep the node's room taken for good."""
+        pod = info.pod
+        pm = self.metrics.profiles[profile.scheduler_name]
+        status: Status | None = Status(Code.ERROR, "binding cycle interrupted")
+        bound = False
+        try:
+            await self.conditions.settled(pod.metadata.uid)
+            status = await wait_on_permit(profile.handle.waiting_pods, pod_info)
+            if status is None:
+                t = time.perf_counter()
+                status = await run_pre_bind(profile, state, pod_info, node)
+                pm.point(PRE_BIND, Code.SUCCESS if status is None else status.code, time.perf_counter() - t)
+            if status is None:
+                t = time.perf_counter()
+                status = await run_bind(profile, state, pod_info, node)
+                pm.point(BIND, Code.SUCCESS if status is None else status.code, time.perf_counter() - t)
+            bound = status is None
+        except Exception as e:
+            status = Status(Code.ERROR, f"{type(e).__name__}: {e}")
+        finally:
+            # Also on cancellation (shutdown): the pod must not stay assumed.
+            if not bound:
+                self._binding_failed(info, pod_info, node, profile, state,
+                                     status or Status(Code.ERROR, "binding cycle interrupted"), started)
+        if not bound:
+            return
+        self._scheduled(info, pm, started)
+        self.stats.scheduled += 1
+        self.queue.done(info.uid)
+        self.events.scheduled(pod, node, controller=profile.scheduler_name)
+        t = time.perf_counter()
+        run_post_bind(profile, state, pod_info, node)
+        pm.point(POST_BIND, Code.SUCCESS, time.perf_counter() - t)
+        log.debug("bound", extra={"pod": pod_info.key, "node": node})
+
+    def _scheduled(self, info: QueuedPodInfo, pm: ProfileMetrics, started: float) -> None:
+        """kube-scheduler's metrics for a bound pod: the attempt (from its cycle's start), the
+        attempts it took and the SLI latency from its first entry to activeQ, on the queue's clock."""
+        first = info.initial_attempt_timestamp
+        sli = None if first is None else self.queue.clock.now() - first
+        self.metrics.pod_scheduled(pm, time.perf_counter() - started, info.attempts, sli)
+
+    def _binding_failed(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
+                        state: CycleState, status: Status, started: float | None = None) -> None:
+        """kube-scheduler's handleBindingCycleError, then its failure handler's informer check."""
+        self.stats.bind_failures += 1
+        run_unreserve(profile, state, pod_info, node)
+        if self.cache.is_assumed(pod_info):
+            self.cache.forget_pod(pod_info)
+            # The room it held is free again, as if an assigned pod had been deleted.
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
+        latest = self.pods.get(pod_info.key)
+        final = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and status.plugin in _BINDERS
+        if final or latest is None or latest.metadata.uid != pod_info.pod.metadata.uid or latest.spec.node_name:
+            # Already bound (by us or another), deleted, or replaced: the informer brings the truth.
+            log.info("binding skipped", extra={"pod": pod_info.key, "node": node, "detail": status.message()})
+            self.queue.done(info.uid)
+            return
+        log.warning("binding failed", extra={"pod": pod_info.key, "node": node, "detail": status.message()})
+        self._failed(info, profile, *_failure(pod_info, node, status), started=started)
+
+
+# Bind plugins whose UnschedulableAndUnresolvable means "already bound, replaced or gone".
+_BINDERS = frozenset({default_binder.NAME})
+
+
+def _failure(pod: PodInfo, node: str, status: Status) -> tuple[str, str]:
+    """(message, reason) for a pod that failed after a node was chosen: a rejection reads like
+    kube-scheduler's FitError over the one node, an error is its message."""
+    if status.is_rejected():
+        diagnosis = Diagnosis(node_to_status={node: status})
+        diagnosis.add_plugin_status(status)
+        return FitError(pod, 1, diagnosis).message(), "Unschedulable"
+    return status.message(), "SchedulerError"
+
+
+def _key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"

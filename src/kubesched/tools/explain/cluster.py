@@ -1,0 +1,82 @@
+"""Read what `kubesched explain` needs from the cluster, once: every informer `kubesched run` has
+(ClusterSources: Pods, Nodes, Jobs, Namespaces and the pods' owners), listed once with no watch, into
+a cache and profiles built from the same registry. Nothing is written: the profiles' handle keeps its
+default ports, which refuse every write."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import msgspec
+
+from kubesched.api import ApiClient, ApiError
+from kubesched.backend.cache.cache import Cache, filled
+from kubesched.config.types import SchedulerConfig
+from kubesched.framework.handle import Handle
+from kubesched.framework.registry import PluginSpec, Registry
+from kubesched.framework.runtime.profile import Profile, build_profile
+from kubesched.framework.snapshot import Snapshot
+from kubesched.model.objects import Node, Pod
+from kubesched.scheduler.sources import ClusterSources
+
+
+class ExplainError(Exception):
+    """Why there is nothing to explain (the pod is missing, the profile unknown); the message says."""
+
+
+@dataclass
+class ClusterView:
+    pod: Pod  # as if pending: without its node
+    snapshot: Snapshot
+    profiles: dict[str, Profile]
+
+
+async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: str, name: str,
+                       out_of_tree: Iterable[PluginSpec] = ()) -> ClusterView:
+    sources = ClusterSources(client)
+    # One list each, as the scheduler's informers start; the watch that would follow never runs.
+    await sources.list_once()
+    pod = sources.pods.get(f"{namespace}/{name}")
+    if pod is None:
+        raise ExplainError(await _why_missing(client, namespace, name))
+    cache, pending = pending_view(sources.nodes.list(), sources.pods.list(), pod)
+    handle = Handle(snapshot=cache.snapshot, clock=time.monotonic, pods=sources.pods, nodes=sources.nodes,
+                    jobs=sources.jobs)
+    return ClusterView(pending, cache.snapshot(), build_profiles(config, sources.registry(out_of_tree), handle))
+
+
+def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[Cache, Pod]:
+    """The cache the scheduler's informer handlers would fill from these lists, and the pod as if it
+    were pending: a bound pod leaves its node (its room is free to it) and loses spec.nodeName."""
+    cache = filled(nodes, pods)
+    cache.remove_pod(pod)
+    return cache, msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
+
+
+def build_profiles(config: SchedulerConfig, registry: Registry, handle: Handle) -> dict[str, Profile]:
+    """The profiles `kubesched run` builds, from the same registry."""
+    return {p.scheduler_name: build_profile(p, registry, handle) for p in config.profiles}
+
+
+def choose_profile(profiles: dict[str, Profile], pod: Pod, wanted: str | None) -> Profile:
+    """--profile, else the pod's schedulerName when it is a profile, else the first profile."""
+    if wanted is not None:
+        found = profiles.get(wanted)
+        if found is None:
+            raise ExplainError(f"no profile {wanted!r}; the profiles are: {', '.join(profiles)}")
+        return found
+    return profiles.get(pod.spec.scheduler_name) or next(iter(profiles.values()))
+
+
+async def _why_missing(client: ApiClient, namespace: str, name: str) -> str:
+    """The list leaves finished pods out, as the scheduler's does: tell those from absent ones."""
+    try:
+        await client.get(f"/api/v1/namespaces/{namespace}/pods/{name}")
+    except ApiError as e:
+        if e.status == 404:
+            return f'pod "{name}" not found in namespace "{namespace}"'
+        raise
+    return (f'pod "{name}" in namespace "{namespace}" has finished (Succeeded or Failed): '
+            "the scheduler does not consider it")
