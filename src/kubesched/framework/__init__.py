@@ -2,7 +2,7 @@
 snapshot, profiles and the scheduling algorithm.
 
 What this package exports is kubesched's plugin API: an out-of-tree plugin imports from here only.
-tests/unit/test_framework_api.py pins the list, so removing a name is a conscious change.
+tests/unit/framework/test_framework_api.py pins the list, so removing a name is a conscious change.
 """
 
 from kubesched.framework.cycle_state import CycleState

@@ -3,7 +3,6 @@ named with their path and what is valid."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +11,9 @@ import yaml
 from kubesched.config import ConfigError, load, loads
 from kubesched.plugins.cronjob_pool.config import parse_args, typed, validate
 from kubesched.plugins.cronjob_pool.plugin import new_cronjob_pool
+from tests.paths import REPO as REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO_ROOT
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 ARGS_PATH = "profiles[0].pluginConfig[0].args"
 

@@ -15,7 +15,7 @@ from kubesched.model.objects import Pod
 from kubesched.plugins.node_resources import fit as node_resources_fit
 from kubesched.scheduler.schedule_one import Cycles
 from tests.builders import make_node, make_pod
-from tests.unit.test_scheduler_binding import FakeConditions, FakeEvents, created, make_scheduler
+from tests.unit.scheduler.test_scheduler_binding import FakeConditions, FakeEvents, created, make_scheduler
 
 PROFILE = "kubesched"
 

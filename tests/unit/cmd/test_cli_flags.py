@@ -15,8 +15,9 @@ from kubesched.cmd.serving_flags import from_flags
 from kubesched.config import load, loads
 from kubesched.config.dump import dumps
 from kubesched.serving.options import OptionsError, ServingOptions
+from tests.paths import REPO as REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 
 
 @pytest.mark.parametrize(("log_format", "log_level", "logging_format", "v", "expected"), [

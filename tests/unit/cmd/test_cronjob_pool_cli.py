@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from kubesched.api.errors import ApiError
 from kubesched.cmd.pool import apply_pools, pool, pools_from_config, with_taint, without_taint
 from kubesched.model.objects import Taint
+from tests.paths import REPO as REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO_ROOT
 POOL_TAINT = {"key": "kubesched.io/pool", "value": "cronjob", "effect": "NoSchedule"}
 UNREACHABLE = {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": "2026-01-01T00:00:00Z"}
 

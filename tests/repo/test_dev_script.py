@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-DEV = Path(__file__).resolve().parents[2] / "dev"
+from tests.paths import REPO as REPO_ROOT
+
+DEV = REPO_ROOT / "dev"
 BASH = shutil.which("bash") or "/bin/bash"
 PEP_668 = """error: externally-managed-environment
 

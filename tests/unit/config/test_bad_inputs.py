@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 from kubesched.api.kubeconfig import KubeconfigError, load_kubeconfig
 from kubesched.config import ConfigError
 from kubesched.config.load import from_dict
+from tests.paths import REPO as REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 DEFAULT = yaml.safe_load((ROOT / "examples" / "config" / "default.yaml").read_text())
 DEFAULT["leaderElection"] = {"leaderElect": True, "leaseDuration": "15s", "renewDeadline": "10s",
                              "retryPeriod": "2s", "resourceLock": "leases", "resourceName": "kubesched",

@@ -16,8 +16,9 @@ import yaml
 
 from kubesched.cmd.run import run
 from kubesched.config import load
+from tests.paths import REPO as REPO_ROOT
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+DEPLOY = REPO_ROOT / "deploy"
 
 
 @functools.cache  # parsed once: the tests only read them

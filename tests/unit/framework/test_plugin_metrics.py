@@ -27,9 +27,9 @@ from kubesched.framework.waiting import WaitingPods
 from kubesched.metrics import PLUGIN_BUCKETS, Metrics
 from kubesched.model.objects import Node
 from tests.builders import NodeBuilder, make_node, make_pod
+from tests.unit.framework.test_framework_runtime import POD, UNSCHED, Recorder, framework
+from tests.unit.scheduler.test_metrics import PROFILE, _pop, _setup
 from tests.unit.scheduling_helpers import default_profile, snapshot_with
-from tests.unit.test_framework_runtime import POD, UNSCHED, Recorder, framework
-from tests.unit.test_metrics import PROFILE, _pop, _setup
 
 
 class FakeRecorder:
@@ -158,7 +158,7 @@ def test_the_queue_samples_pre_enqueue_runs(draw: int, expected: list[tuple[str,
     from kubesched.backend.queue import SchedulingQueue
     from kubesched.model.objects import SchedulingGate
     from kubesched.plugins.scheduling_gates import SchedulingGates
-    from tests.unit.test_queue import make_pod as queue_pod
+    from tests.unit.backend.test_queue import make_pod as queue_pod
 
     q = SchedulingQueue(QueueClock(), pre_enqueue={"kubesched": [SchedulingGates()]})
     rec = FakeRecorder()

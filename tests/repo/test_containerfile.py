@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-CONTAINERFILE = Path(__file__).resolve().parents[2] / "deploy" / "Containerfile"
+from tests.paths import REPO as REPO_ROOT
+
+CONTAINERFILE = REPO_ROOT / "deploy" / "Containerfile"
 # an exact release (3.11.14, 0.13.9, with a variant such as -slim-bookworm), or a digest
 PINNED = re.compile(r"^[^@\s]+:\d+\.\d+\.\d+[\w.-]*(@sha256:[0-9a-f]{64})?$|^[^@\s]+@sha256:[0-9a-f]{64}$")
 BUILD_TOOLS = re.compile(r"\b(apt-get|apt|apk|gcc|g\+\+|make|build-essential|uv|uvx|pip install|curl|wget)\b")

@@ -22,9 +22,10 @@ from kubesched.config import (
 from kubesched.framework.field_errors import invalid
 from kubesched.framework.registry import PluginSpec
 from kubesched.plugins.registry import in_tree_registry
+from tests.paths import REPO as REPO_ROOT
 
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO_ROOT
 
 DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),

@@ -12,7 +12,14 @@ from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.api.informer import MIN_WATCH_TIMEOUT, WATCH_GRACE, Codec
 from kubesched.api.kubeconfig import KubeconfigError
 from kubesched.model.objects import Node, Pod
-from tests.unit.test_api_informer import FakeApiserver, Recorder, event_line, make_informer, pod_json, run_until_idle
+from tests.unit.api.test_api_informer import (
+    FakeApiserver,
+    Recorder,
+    event_line,
+    make_informer,
+    pod_json,
+    run_until_idle,
+)
 
 AFFINITY_TERM = {"labelSelector": {"matchExpressions": [{"key": "k8s-app", "operator": "In", "values": ["kube-dns"]}]},
                  "topologyKey": "kubernetes.io/hostname", "namespaces": ["kube-system"],

@@ -1,0 +1,1 @@
+"""cronjob_pool."""

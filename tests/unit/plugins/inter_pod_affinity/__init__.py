@@ -1,0 +1,1 @@
+"""inter_pod_affinity."""

@@ -1,0 +1,1 @@
+"""pod_topology_spread."""

@@ -1,0 +1,1 @@
+"""unsupported_fields."""
