@@ -10,7 +10,6 @@ from kubesched.backend.cache.cache import Cache
 from kubesched.backend.queue import SchedulingQueue, eligible
 from kubesched.framework import events
 from kubesched.model.objects import Job, Node, Pod
-from kubesched.plugins.cronjob_pool import plugin as cronjob_pool
 
 
 class ClusterEventHandlers:
@@ -64,8 +63,9 @@ class ClusterEventHandlers:
         self.cache.remove_node(node.metadata.name)
 
     def job_changed(self, job: Job) -> None:
-        # Pods the pool plugin held back until their owner Job was known can be decided now.
-        self.queue.move_all_to_active_or_backoff(events.JOB_ADD, pre_check=cronjob_pool.waits_for_job(job))
+        # Pods a plugin held back until their owner Job was known (the CronJob pool) can be decided
+        # now; its queueing hint tells which.
+        self.queue.move_all_to_active_or_backoff(events.JOB_ADD, objects=(None, job))
 
     def job_updated(self, old: Job, new: Job) -> None:
         if old.metadata.owner_references != new.metadata.owner_references:

@@ -9,7 +9,7 @@ from kubesched.api.client import ApiClient
 from kubesched.api.kubeconfig import ClusterConfig, Credentials
 from kubesched.config import load
 from kubesched.framework import events
-from kubesched.model.objects import Node, Pod
+from kubesched.model.objects import Job, Node, ObjectMeta, OwnerReference, Pod
 from kubesched.scheduler.scheduler import Scheduler
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 
@@ -171,6 +171,20 @@ def test_job_add_moves_only_pods_the_pool_holds_for_it() -> None:
     moved = sched.queue.move_all_to_active_or_backoff(events.JOB_ADD)
     assert moved == 1
     assert _moved(sched, [waiting, tainted]) == ["waits"]
+
+
+def test_job_add_moves_only_the_pods_of_that_job() -> None:
+    # Through the handler, as the Job informer calls it: the pool's queueing hint picks the Job's pods.
+    sched = _scheduler()
+    mine = _pending("mine").obj()
+    mine.metadata.owner_references = [OwnerReference(kind="Job", name="late", controller=True)]
+    other = _pending("other").obj()
+    other.metadata.owner_references = [OwnerReference(kind="Job", name="other", controller=True)]
+    _reject(sched, mine, "CronJobPool")
+    _reject(sched, other, "CronJobPool")
+    late = Job(metadata=ObjectMeta(name="late", namespace=mine.metadata.namespace))
+    sched.handlers.job_changed(late)
+    assert _moved(sched, [mine, other]) == ["mine"]
 
 
 def test_event_during_a_cycle_only_counts_if_it_concerns_the_pod() -> None:

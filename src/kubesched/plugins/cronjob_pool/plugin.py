@@ -30,7 +30,7 @@ non-pool pod on a tainted pool node is told "reserved for the <pool> pool", not 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,15 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import JOB_ADD, ActionType, ClusterEvent, EventResource
+from kubesched.framework.events import (
+    JOB_ADD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    Registration,
+)
 from kubesched.framework.field_errors import ConfigError
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
@@ -141,9 +149,9 @@ class CronJobPool:
     # requeueing every pod this plugin rejected; such a pod waits for the periodic flush.
     _EVENTS = (ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
                             | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_ALLOCATABLE),
-               JOB_ADD)
+               ClusterEventWithHint(JOB_ADD, lambda pod, old, new: after_job_added(pod, new)))
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register(self) -> tuple[Registration, ...]:
         return self._EVENTS
 
     def __init__(self, args: PoolArgs, jobs: JobLookup, *, clock: Clock = time.time) -> None:
@@ -317,15 +325,16 @@ class CronJobPool:
                 for code in self._codes(ps, snapshot, rows).tolist()]
 
 
-def waits_for_job(job: Job) -> Callable[[Pod], bool]:
-    """For the queue, on the Job informer's Add: the pods that this Job may let through PreFilter."""
-    ns, name = job.metadata.namespace, job.metadata.name
-
-    def check(pod: Pod) -> bool:
-        ref = controller_of(pod.metadata)
-        return ref is not None and ref.kind == JOB and ref.name == name and pod.metadata.namespace == ns
-
-    return check
+def after_job_added(pod: Pod, job: Job | None) -> QueueingHint:
+    """JobAdd's queueing hint: only the pods this Job owns may get through PreFilter now, the ones
+    held back until their owner Job was known (a Job changing its owners counts as an Add)."""
+    if job is None:
+        return QueueingHint.QUEUE_SKIP
+    ref = controller_of(pod.metadata)
+    if ref is not None and ref.kind == JOB and ref.name == job.metadata.name \
+            and pod.metadata.namespace == job.metadata.namespace:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def new_cronjob_pool(args: Mapping[str, Any], jobs: JobLookup | None = None, *,

@@ -24,16 +24,17 @@ from kubesched.framework import (
     build_profile,
     schedule_pod,
 )
+from kubesched.framework.events import JOB_ADD, ClusterEventWithHint, QueueingHint
 from kubesched.framework.field_errors import ConfigError
 from kubesched.model.objects import Job, ObjectMeta, OwnerReference, Pod
 from kubesched.plugins.cronjob_pool.ownership import InformerJobs, StaticJobs, Waiting, owner_chain
 from kubesched.plugins.cronjob_pool.plugin import (
     CronJobPool,
     UnknownPool,
+    after_job_added,
     new,
     new_cronjob_pool,
     tolerate_in_cycle,
-    waits_for_job,
 )
 from kubesched.plugins.registry import in_tree_registry
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
@@ -204,14 +205,23 @@ def test_one_kind_pool_decides_a_waiting_job_pod() -> None:
     assert pl.classify(pod(owner=ref("Job", "late"), created=YOUNG)) == 0
 
 
-def test_waits_for_job_selects_the_pods_of_that_job() -> None:
-    check = waits_for_job(job("late"))
-    assert check(pod(owner=ref("Job", "late")))
-    assert not check(pod(owner=ref("Job", "other")))
-    assert not check(pod(owner=ref("ReplicaSet", "late")))
+def test_job_add_hint_queues_only_the_pods_of_that_job() -> None:
     other_ns = pod(owner=ref("Job", "late"))
     other_ns.metadata.namespace = "ns2"
-    assert not check(other_ns)
+    late = job("late")
+    assert after_job_added(pod(owner=ref("Job", "late")), late) is QueueingHint.QUEUE
+    assert after_job_added(pod(owner=ref("Job", "other")), late) is QueueingHint.QUEUE_SKIP
+    assert after_job_added(pod(owner=ref("ReplicaSet", "late")), late) is QueueingHint.QUEUE_SKIP
+    assert after_job_added(other_ns, late) is QueueingHint.QUEUE_SKIP
+    assert after_job_added(pod(owner=ref("Job", "late")), None) is QueueingHint.QUEUE_SKIP
+
+
+def test_job_add_is_registered_with_its_hint() -> None:
+    pl = plugin({"pools": [{"name": "jobs", "pods": {"ownerKinds": ["Job"]}}]}, UnsyncedJobs())
+    [registration] = [r for r in pl.events_to_register() if isinstance(r, ClusterEventWithHint)]
+    assert registration.event == JOB_ADD
+    assert registration.hint is not None
+    assert registration.hint(pod(owner=ref("Job", "late")), None, job("late")) is QueueingHint.QUEUE
 
 
 # --- filter verdicts -------------------------------------------------------------------------------
