@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -49,7 +49,6 @@ from kubesched.metrics import (
     ProfileMetrics,
 )
 from kubesched.model.objects import Pod
-from kubesched.plugins import default_binder
 
 log = logging.getLogger("kubesched")
 
@@ -95,6 +94,8 @@ class Cycles:
     cursor: NodeCursor = field(default_factory=NodeCursor)
     binds: TaskSet = field(default_factory=TaskSet)
     stats: Stats = field(default_factory=Stats)
+    # Whether the bind port found the pod already bound, replaced or deleted (ApiWrites.bound_or_gone).
+    bound_or_gone: Callable[[str], bool] = field(default=lambda uid: False)
 
 
     def schedule_one(self, info: QueuedPodInfo) -> None:
@@ -235,7 +236,7 @@ class Cycles:
             # The room it held is free again, as if an assigned pod had been deleted.
             self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
         latest = self.pods.get(pod_info.key)
-        final = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and status.plugin in _BINDERS
+        final = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and self.bound_or_gone(pod_info.pod.metadata.uid)
         if final or latest is None or latest.metadata.uid != pod_info.pod.metadata.uid or latest.spec.node_name:
             # Already bound (by us or another), deleted, or replaced: the informer brings the truth.
             log.info("binding skipped", extra={"pod": pod_info.key, "node": node, "detail": status.message()})
@@ -243,10 +244,6 @@ class Cycles:
             return
         log.warning("binding failed", extra={"pod": pod_info.key, "node": node, "detail": status.message()})
         self._failed(info, profile, *_failure(pod_info, node, status), started=started)
-
-
-# Bind plugins whose UnschedulableAndUnresolvable means "already bound, replaced or gone".
-_BINDERS = frozenset({default_binder.NAME})
 
 
 def _failure(pod: PodInfo, node: str, status: Status) -> tuple[str, str]:

@@ -10,30 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import gc
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
-
-import orjson
 
 from kubesched.api import (
     ApiClient,
     Binder,
-    BindResult,
     ConditionWriter,
     EventRecorder,
     Handlers,
     Informer,
     TaskSet,
-    volumes,
 )
-from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.api.leaderelection import LeaderElector
-from kubesched.api.pod_status import disruption_target_patch, patch_pod_status
 from kubesched.backend.cache.cache import Cache
 from kubesched.backend.queue import PodNominator, SchedulingQueue, eligible
 from kubesched.config.types import SchedulerConfig
@@ -41,16 +34,12 @@ from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
 from kubesched.framework.registry import PluginSpec
 from kubesched.framework.runtime.profile import Profile, ProfileError, build_profile
-from kubesched.framework.status import Code, Status
 from kubesched.metrics import Metrics
-from kubesched.model.objects import (
-    Pod,
-)
-from kubesched.model.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.scheduler.debugger import Comparison, DebugState, compare
 from kubesched.scheduler.eventhandlers import ClusterEventHandlers
 from kubesched.scheduler.schedule_one import Cycles
 from kubesched.scheduler.sources import ClusterSources
+from kubesched.scheduler.writes import ApiWrites
 
 log = logging.getLogger("kubesched")
 W = TypeVar("W")
@@ -99,10 +88,13 @@ class Scheduler:
         registry = sources.registry(out_of_tree)
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
+        self.binder = Binder(client, max_in_flight=max_binds_in_flight)
+        self.events = EventRecorder(client, reporting_controller=config.profiles[0].scheduler_name)
+        self.writes = writes = ApiWrites(client, self.binder, self.events)
         self.handle = Handle(snapshot=self.cache.snapshot, clock=clock, pods=self.pods, nodes=self.nodes,
-                             jobs=self.jobs, bind_pod=self._bind_pod, nominate_pod=self._nominate_pod,
-                             delete_victim=self._delete_victim, disrupt_victim=self._disrupt_victim,
-                             write_volume=self._write_volume, write_claim=self._write_claim,
+                             jobs=self.jobs, bind_pod=writes.bind_pod, nominate_pod=writes.nominate_pod,
+                             delete_victim=writes.delete_victim, disrupt_victim=writes.disrupt_victim,
+                             write_volume=writes.write_volume, write_claim=writes.write_claim,
                              spawn=self._spawn_background)
         self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry, self.handle)
                                              for p in config.profiles}
@@ -116,8 +108,6 @@ class Scheduler:
         self.handle.nominator = self.queue.nominator
         handlers = self.handlers = ClusterEventHandlers(self.cache, self.queue, self.names)
         self.jobs.handler = Handlers(handlers.job_changed, handlers.job_updated, handlers.job_deleted)
-        self.binder = Binder(client, max_in_flight=max_binds_in_flight)
-        self.events = EventRecorder(client, reporting_controller=next(iter(self.profiles)))
         self.conditions = ConditionWriter(client)
         self.metrics = Metrics(sorted(self.profiles), self.queue.pending_counts,
                                unschedulable_pods=self.queue.unschedulable_reasons, cache_size=self._cache_size)
@@ -131,7 +121,8 @@ class Scheduler:
         for resource, informer in sources.storage_informers:
             informer.handler = handlers.storage_handlers(resource)
         self.cycles = Cycles(self.profiles, self.cache, self.queue, self.conditions, self.events, self.pods,
-                             self.metrics, config.percentage_of_nodes_to_score, rng or random.Random())
+                             self.metrics, config.percentage_of_nodes_to_score, rng or random.Random(),
+                             bound_or_gone=writes.bound_or_gone)
         self.binds = self.cycles.binds
         self.stats = self.cycles.stats
         self.schedule_one = self.cycles.schedule_one
@@ -356,81 +347,9 @@ class Scheduler:
             log.info("scheduling resumed", extra={"seconds": round(time.monotonic() - paused, 3)})
         return resumed
 
-    async def _bind_pod(self, pod: Pod, node: str) -> Status | None:
-        """The handle's binding port, for DefaultBinder."""
-        meta = pod.metadata
-        outcome = await self.binder.bind(meta.namespace, meta.name, meta.uid, node)
-        if outcome.ok:
-            return None
-        if outcome.result in (BindResult.CONFLICT, BindResult.NOT_FOUND):
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, outcome.message)
-        return Status(Code.ERROR, outcome.message)
-
-
     def _spawn_background(self, coro: Coroutine[Any, Any, Any], name: str) -> object:
         """The handle's task port (preemption's writes): run with the scheduler's background tasks."""
         return self._background.spawn(coro, name=name)
-
-    async def _nominate_pod(self, pod: Pod, node: str) -> Status | None:
-        """The handle's nomination port: status.nominatedNodeName set, or cleared with ""."""
-        body = {"status": {"nominatedNodeName": node or None}}
-        try:
-            await patch_pod_status(self.client, pod.metadata.namespace, pod.metadata.name, orjson.dumps(body))
-        except (ApiError, ApiConnectionError) as e:
-            return Status(Code.ERROR, str(e))
-        return None
-
-    async def _disrupt_victim(self, pod: Pod, message: str) -> Status | None:
-        """The handle's DisruptionTarget port: the condition kube-scheduler adds before deleting a
-        victim; a victim already gone (404) is not an error."""
-        patch = disruption_target_patch(pod, message, dt.datetime.now(dt.UTC))
-        if patch is None:
-            return None
-        try:
-            await patch_pod_status(self.client, pod.metadata.namespace, pod.metadata.name, patch)
-        except ApiError as e:
-            if e.status == 404:
-                return None
-            return Status(Code.ERROR, e.message)
-        except ApiConnectionError as e:
-            return Status(Code.ERROR, str(e))
-        return None
-
-    async def _write_volume(self, pv: PersistentVolume) -> PersistentVolume | Status:
-        """The handle's PV port (VolumeBinding's PreBind): the PV's claimRef and annotations written."""
-        return await _written(volumes.write_volume(self.client, pv))
-
-    async def _write_claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim | Status:
-        """The handle's claim port (VolumeBinding's PreBind): the claim's annotations written."""
-        return await _written(volumes.write_claim(self.client, pvc))
-
-    async def _delete_victim(self, pod: Pod, message: str, preemptor: Pod | None = None) -> Status | None:
-        """The handle's preemption port: delete the victim (only that uid) and say why in an event,
-        from the preemptor's profile; a victim already gone gets none (kube-scheduler's PreemptPod).
-        kube-scheduler names the preemptor as the event's related object, but its events.k8s.io
-        recorder cannot make a reference of an informer's pod (no kind), so the event it writes has
-        none; neither has this one."""
-        meta = pod.metadata
-        body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": meta.uid}}
-        resp = await self.client.request("DELETE", f"/api/v1/namespaces/{meta.namespace}/pods/{meta.name}",
-                                         body=body)
-        if resp.status == 404:
-            return None
-        if not resp.ok:
-            return Status(Code.ERROR, ApiError.from_response(resp.status, resp.body).message)
-        controller = preemptor.spec.scheduler_name if preemptor is not None else None
-        self.events.eventf(pod, "Normal", "Preempted", "Preempting", message, controller)
-        return None
-
-
-async def _written(write: Awaitable[W]) -> W | Status:
-    """What a write returned, or an Error status with the apiserver's message."""
-    try:
-        return await write
-    except ApiError as e:
-        return Status(Code.ERROR, e.message or str(e))
-    except ApiConnectionError as e:
-        return Status(Code.ERROR, str(e))
 
 
 def _one_queue_sort(profiles: Mapping[str, Profile]) -> QueueSortPlugin | None:
