@@ -66,7 +66,7 @@ def test_anti_affinity_never_puts_two_pods_of_a_group_on_a_node(tmp_path: Path) 
 
 
 def test_preemption_binds_every_preemptor_with_three_victims_each(tmp_path: Path) -> None:
-    # Ten preemptors: a correctness run (the README has the timed ones at 50 and 200).
+    # Ten preemptors: a correctness run (docs/benchmarks.md has the timed ones at 50 and 200).
     doc, _ = _run(tmp_path, "preemption", 10, 10, BOTH)
     for r in doc["runs"]:
         assert r["victims"] == 30, r["validity"]

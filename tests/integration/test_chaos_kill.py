@@ -1,7 +1,7 @@
 """R1 of the reliability suite (issue 15), sized for the test command: kubesched SIGKILLed a few
 seconds after each start and started again, through a run on a nearly full cluster with a CronJob
 pool: every pod bound, no node overcommitted, the pool kept. The full-size run is
-`kubesched chaos kill --nodes 90 --pool-nodes 5 --fill 0.96` (README, "Reliability").
+`kubesched chaos kill --nodes 90 --pool-nodes 5 --fill 0.96` (docs/reliability.md).
 
 `kubesched.bench.chaos` runs it on a plane of its own, as the command does.
 """

@@ -8,6 +8,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from kubesched import __version__
 from kubesched.localcluster.procs import free_port
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
@@ -71,4 +72,4 @@ def test_bad_config_stops_with_the_field_path(plane: Kube, tmp_path: Path) -> No
 def test_version() -> None:
     out = subprocess.run([sys.executable, "-m", "kubesched", "version"], capture_output=True, text=True,
                          check=True).stdout
-    assert out.startswith("kubesched 0.1.0 (local control plane: Kubernetes v1.37.2")
+    assert out.startswith(f"kubesched {__version__} (local control plane: Kubernetes v1.37.2")

@@ -197,10 +197,11 @@ def test_pdb_keeps_one_replica() -> None:
     assert pdb["metadata"]["namespace"] == _one("Deployment")["metadata"]["namespace"]
 
 
-def test_the_readmes_moved_profile_loads_as_kube_scheduler_runs_it(tmp_path: Path) -> None:
-    readme = (DEPLOY.parent / "README.md").read_text()
-    marker = readme.index("<!-- migrated-profile:")
-    block = re.search(r"```yaml\n(.*?)```", readme[marker:], flags=re.S)
+def test_the_deploy_docs_moved_profile_loads_as_kube_scheduler_runs_it(tmp_path: Path) -> None:
+    # docs/deploying.md, "Moving a kube-scheduler profile to kubesched"
+    doc = (DEPLOY.parent / "docs" / "deploying.md").read_text()
+    marker = doc.index("<!-- migrated-profile:")
+    block = re.search(r"```yaml\n(.*?)```", doc[marker:], flags=re.S)
     assert block is not None
     profiles = yaml.safe_load(textwrap.dedent(block[1]))
     config_file = tmp_path / "moved.yaml"
