@@ -15,7 +15,7 @@ import yaml
 
 import kubesched
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 INIT = ROOT / "src" / "kubesched" / "__init__.py"
 # Where the version may appear spelled out: its one place; the image tag, which YAML cannot read from
 # Python and the test below keeps equal; and files that do not state kubesched's version (the history
