@@ -90,7 +90,7 @@ class Cycles:
     metrics: Metrics
     percentage_of_nodes_to_score: int = 0
     rng: random.Random = field(default_factory=random.Random)
-    # Draws which cycles time their plugins; apart from `rng`, so sampling never moves tie-breaks.
+    # Draws which cycles time their plugins; apart from `rng` (kept for extenders' tie-break).
     sample_rng: random.Random = field(default_factory=random.Random)
     cursor: NodeCursor = field(default_factory=NodeCursor)
     binds: TaskSet = field(default_factory=TaskSet)

@@ -460,6 +460,8 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     """Choose a node for pod, or say why none fits. Raises SchedulingError if a plugin errs.
 
     `percentage_of_nodes_to_score` is the scheduler-wide value; the profile's own wins when set.
+    Equal best totals are not broken at random (select_host): `rng` is for the tie-break among
+    nodes an extender scored, and draws nothing while no extender is called.
     """
     if state is None:
         state = CycleState()
@@ -485,11 +487,36 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     if len(feasible) == 1:
         return ScheduleResult(names[int(feasible[0])], evaluated, 1)
     totals, per_plugin = score_nodes(profile, state, pod, snapshot, feasible)
-    best = totals.max()
-    ties = np.flatnonzero(totals == best)
-    pick = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
+    pick = select_host(totals)
     return ScheduleResult(names[int(feasible[pick])], evaluated, len(feasible),
                           names, feasible, totals, per_plugin)
+
+
+def select_host(totals: Scores) -> int:
+    """The position, in `totals` (the feasible nodes in the order the search found them), of the
+    node kube-scheduler v1.37.2 takes: NewSortedScoredNodes(list).Pop() (framework/sorted_nodes.go),
+    a container/heap Init over the list whose Less puts the higher TotalScore first and, between
+    equal totals, the higher Randomizer, which prioritizeNodes draws only for nodes an extender
+    scored (schedule_one.go); with no extender it is 0 everywhere, and no tie is random.
+
+    Pop returns the root Init leaves. Init sifts each parent down, last first, swapping it only with
+    a child strictly above it, the left child unless the right one is strictly above the left; so
+    the root is the first node with the best total in the preorder walk of the implicit tree (node
+    i, then the subtree at 2i+1, then the one at 2i+2), not the first in the list: [1, 2, 10, 10]
+    gives the fourth. Preorder is the order of the paths from the root, the bits of i+1 after the
+    leading 1 (0 left, 1 right), an ancestor before its descendants."""
+    best = totals.max()
+    ties = np.flatnonzero(totals == best)
+    if len(ties) == 1 or ties[0] == 0:
+        return int(ties[0])
+    k = ties + 1
+    # bit_length of k, exact below 2**53: frexp gives k = m * 2**e with 0.5 <= m < 1.
+    depth = np.frexp(k.astype(np.float64))[1].astype(np.int64) - 1
+    deepest = int(depth.max())
+    # Paths left-aligned to one length order as preorder, but for an ancestor and its leftmost
+    # descendants, which align equal: the shallower first.
+    key = (k << (deepest - depth)) * (deepest + 1) + depth
+    return int(ties[int(np.argmin(key))])
 
 
 @dataclass
