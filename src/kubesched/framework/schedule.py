@@ -99,7 +99,8 @@ def run_pre_filter(profile: Profile, state: CycleState, pod: PodInfo,
             if s.code == Code.UNSCHEDULABLE:
                 rejected = s
                 continue
-            raise SchedulingError(s)
+            raise SchedulingError(Status(Code.ERROR, f'running PreFilter plugin "{pl.name}": {s.message()}',
+                                         plugin=pl.name))
         if r is not None and not r.all_nodes():
             with_nodes.append(pl.name)
             result = r if result is None else result.merge(r)
@@ -285,8 +286,13 @@ def _passes(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: object) -> bo
     if s is None or s.code == Code.SUCCESS:
         return True
     if not s.is_rejected():
-        raise SchedulingError(s.with_plugin(pl.name))
+        raise SchedulingError(filter_error(pl.name, s))
     return False
+
+
+def filter_error(plugin: str, status: Status) -> Status:
+    """A Filter plugin's error as RunFilterPlugins words it (framework.go)."""
+    return Status(Code.ERROR, f'running "{plugin}" filter plugin: {status.message()}', plugin=plugin)
 
 
 def _timed_passes(rec: PluginRecorder) -> Callable[[FilterPlugin, CycleState, PodInfo, object], bool]:
@@ -298,7 +304,7 @@ def _timed_passes(rec: PluginRecorder) -> Callable[[FilterPlugin, CycleState, Po
         if s is None or s.code == Code.SUCCESS:
             return True
         if not s.is_rejected():
-            raise SchedulingError(s.with_plugin(pl.name))
+            raise SchedulingError(filter_error(pl.name, s))
         return False
 
     return passes
@@ -387,7 +393,8 @@ def score_nodes(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Sna
             if s.code == Code.SKIP:
                 state.skip_score_plugins.add(pl.name)
                 continue
-            raise SchedulingError(s.with_plugin(pl.name))
+            raise SchedulingError(Status(Code.ERROR, f'running PreScore plugin "{pl.name}": {s.message()}',
+                                         plugin=pl.name))
     total = np.zeros(len(rows), dtype=np.int64)
     per_plugin: dict[str, Scores] = {}
     for scorer, weight in profile.score:
@@ -412,8 +419,9 @@ def score_nodes(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Sna
                             else int(scores.min()) < 0 or int(scores.max()) > MAX_NODE_SCORE):
             bad = int(scores.min()) if int(scores.min()) < 0 else int(scores.max())
             raise SchedulingError(Status(
-                Code.ERROR, f'plugin "{scorer.name}" returns an invalid score {bad}, it should in the range of '
-                f"[0, {MAX_NODE_SCORE}] after normalizing", plugin=scorer.name))
+                Code.ERROR, f'applying score defaultWeights on Score plugins: plugin "{scorer.name}" returns an '
+                f"invalid score {bad}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing",
+                plugin=scorer.name))
         per_plugin[scorer.name] = scores
         total += scores if weight == 1 else scores * weight
     return total, per_plugin
