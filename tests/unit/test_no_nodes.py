@@ -13,6 +13,7 @@ import pytest
 
 from kubesched import cycles
 from kubesched.api.client import Response
+from kubesched.framework.runtime import run_post_filter
 from kubesched.model.objects import PodStatus
 from tests.builders import make_pod
 
@@ -27,11 +28,9 @@ async def ok(_: str, __: str) -> Response:
 
 def test_no_nodes_skips_post_filter_and_clears_the_nomination(monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[Any] = []
-    real = cycles.run_post_filter
-
     def recording(*args: Any) -> Any:
         ran.append(args)
-        return real(*args)
+        return run_post_filter(*args)
 
     monkeypatch.setattr(cycles, "run_post_filter", recording)
     sched, _ = make_scheduler(ok)
