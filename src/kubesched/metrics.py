@@ -57,11 +57,18 @@ MAX_ATTEMPTS_LABEL = 15
 
 
 def _gauge(name: str, help_: str, label: list[str], values: Callable[[], dict[Any, int]]) -> Collector:
+    """A GaugeVec read from `values` at each scrape. A series once shown stays, at 0 when its key is
+    gone, as a component-base GaugeVec child does once created (kube-scheduler never deletes them)."""
+    seen: dict[Any, None] = {}
+
     class _Scraped(Collector):
         def collect(self) -> Iterator[GaugeMetricFamily]:
             family = GaugeMetricFamily(name, help_, labels=label)
-            for key, n in values().items():
-                family.add_metric(list(key) if isinstance(key, tuple) else [key], n)
+            now = values()
+            for key in now:
+                seen.setdefault(key)
+            for key in seen:
+                family.add_metric(list(key) if isinstance(key, tuple) else [key], now.get(key, 0))
             yield family
 
     return _Scraped()

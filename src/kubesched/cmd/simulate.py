@@ -109,7 +109,7 @@ def read_manifests(paths: tuple[str, ...]) -> list[Any]:
 @plugin_option
 @connection_options
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seeds the random tie-break between equal best nodes and the generated name suffixes.")
+              help="Seeds the generated name suffixes.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def simulate(paths: tuple[str, ...], snapshot_path: str | None, add_nodes: int | None, node_template: str | None,
              drain_nodes: tuple[str, ...], namespace: str, profile_name: str | None, config_path: str | None,

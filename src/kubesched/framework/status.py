@@ -68,8 +68,10 @@ SKIP = Status(Code.SKIP)
 
 
 class SchedulingError(Exception):
-    """A plugin returned Error: the cycle cannot decide; the pod goes to backoff, not unschedulable."""
+    """A plugin returned Error: the cycle cannot decide; the pod goes to backoff, not unschedulable.
+    Its text is the status's message, which the raiser words as kube-scheduler's framework does
+    (`running PreFilter plugin "X": ...`): the FailedScheduling event and condition carry it."""
 
     def __init__(self, status: Status) -> None:
-        super().__init__(f"plugin {status.plugin!r} failed: {status.message()}")
+        super().__init__(status.message())
         self.status = status

@@ -106,8 +106,13 @@ class PodInfo:
         self.uid = pod.metadata.uid or self.key
         self.requests, self.non0_cpu, self.non0_mem, self.score_cpu, self.score_mem = request_figures(pod)
         self.host_ports = _host_ports(pod)
+        # Containers' and image volumes' images, one entry each (ImageLocality sums and counts
+        # them all, as kube-scheduler's sumImageScores does).
         self.images = tuple(normalized_image_name(c.image)
                             for c in (*pod.spec.init_containers, *pod.spec.containers))
+        if pod.spec.volumes:
+            self.images += tuple(normalized_image_name(v.image.reference)
+                                 for v in pod.spec.volumes if v.image is not None)
         # "namespace/claim" of each persistentVolumeClaim volume (kube-scheduler PodPVCKeys; not the
         # ephemeral ones), for the claims in use across the cluster (VolumeRestrictions' RWOP rule).
         ns = pod.metadata.namespace

@@ -168,15 +168,24 @@ class EphemeralVolumeSource(msgspec.Struct, gc=False, omit_defaults=True):
     it (named <pod>-<volume>, owned by the pod) is what the volume plugins read."""
 
 
+class ImageVolumeSource(msgspec.Struct, gc=False, omit_defaults=True):
+    """An image volume (ImageVolume, GA since v1.36): ImageLocality counts its image as a
+    container's. Its pullPolicy is not read."""
+
+    reference: str = ""
+
+
 class Volume(InTreeDiskSources, rename="camel", gc=False, omit_defaults=True):
-    """Only the sources that bind the pod to storage; the others (configMap, projected...) do not
-    constrain placement, and msgspec skips them. The in-tree disks (InTreeDiskSources) are for
-    VolumeRestrictions' same-disk rules and NodeVolumeLimits' CSI migration."""
+    """Only the sources that bind the pod to storage, and image volumes (ImageLocality scores
+    them); the others (configMap, projected...) do not constrain placement, and msgspec skips them.
+    The in-tree disks (InTreeDiskSources) are for VolumeRestrictions' same-disk rules and
+    NodeVolumeLimits' CSI migration."""
 
     name: str = ""
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
     ephemeral: EphemeralVolumeSource | None = None
     csi: CSIVolumeSource | None = None
+    image: ImageVolumeSource | None = None
 
 
 class PodResourceClaim(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):

@@ -89,7 +89,7 @@ class Cycles:
     metrics: Metrics
     percentage_of_nodes_to_score: int = 0
     rng: random.Random = field(default_factory=random.Random)
-    # Draws which cycles time their plugins; apart from `rng`, so sampling never moves tie-breaks.
+    # Draws which cycles time their plugins; apart from `rng` (kept for extenders' tie-break).
     sample_rng: random.Random = field(default_factory=random.Random)
     cursor: NodeCursor = field(default_factory=NodeCursor)
     binds: TaskSet = field(default_factory=TaskSet)
@@ -122,15 +122,20 @@ class Cycles:
         elapsed = algorithm_done - started
         self.stats.cycle_seconds += elapsed
         if isinstance(result, FitError):
-            post = run_post_filter(profile, state, pod_info, result)
-            pm.point(POST_FILTER, Code.SUCCESS if post is None else post.code, time.perf_counter() - algorithm_done)
-            if post is not None and post.code == Code.ERROR:
-                log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
+            # No node at all is kube-scheduler's ErrNoNodesAvailable ("no nodes available to
+            # schedule pods"): schedulingAlgorithm answers before PostFilter and clears the nomination.
+            no_nodes = result.num_all_nodes == 0
+            if not no_nodes:
+                post = run_post_filter(profile, state, pod_info, result)
+                pm.point(POST_FILTER, Code.SUCCESS if post is None else post.code,
+                         time.perf_counter() - algorithm_done)
+                if post is not None and post.code == Code.ERROR:
+                    log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
             self.stats.unschedulable += 1
             info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
             # kube-scheduler clears the nomination when no PostFilter runs, else writes the one
             # the PostFilter result carries (none: leave it).
-            nominated: str | None = state.get(NOMINATED_NODE_KEY) if profile.post_filter else ""
+            nominated: str | None = state.get(NOMINATED_NODE_KEY) if profile.post_filter and not no_nodes else ""
             self._failed(info, profile, result.message(), reason="Unschedulable", nominated_node=nominated,
                          started=started)
             return

@@ -194,8 +194,8 @@ def test_a_score_outside_0_100_after_normalizing_is_an_error() -> None:
     snap = snapshot_with([make_node("a"), make_node("b")], [])
     with pytest.raises(SchedulingError) as err:
         schedule_pod(profile, snap, POD, rng=random.Random(0), cursor=NodeCursor())
-    assert str(err.value) == ('plugin \'OutOfRange\' failed: plugin "OutOfRange" returns an invalid score 101, '
-                              "it should in the range of [0, 100] after normalizing")
+    assert str(err.value) == ('applying score defaultWeights on Score plugins: plugin "OutOfRange" returns an '
+                              "invalid score 101, it should in the range of [0, 100] after normalizing")
 
 
 def test_factories_get_the_handle_when_they_take_it() -> None:

@@ -83,11 +83,12 @@ def test_avoids_prefer_no_schedule_taint() -> None:
     assert result.suggested_host == "b"
 
 
-def test_ties_are_broken_at_random_but_deterministically() -> None:
+def test_ties_are_not_broken_at_random() -> None:
+    """kube-scheduler v1.37.2 draws a tie-break only for nodes an extender scored: equal nodes give
+    the first of the search whatever the seed (test_select_host.py has the heap's order)."""
     nodes = [make_node(f"n{i}") for i in range(5)]
     picks = {schedule(list(nodes), make_pod("p"), seed=s).suggested_host for s in range(40)}  # type: ignore[union-attr]
-    assert len(picks) > 1
-    assert schedule(list(nodes), make_pod("p"), seed=3) == schedule(list(nodes), make_pod("p"), seed=3)
+    assert picks == {"n0"}
 
 
 def test_search_stops_at_adaptive_count_and_rotates() -> None:

@@ -44,8 +44,9 @@ def _setup() -> tuple[Cycles, SchedulingQueue, FakeClock, Metrics, dict[str, Pod
     return cycles, queue, clock, metrics, store
 
 
-def _value(metrics: Metrics, name: str, **labels: str) -> float:
-    return metrics.registry.get_sample_value(name, labels) or 0.0
+def _value(metrics: Metrics, name: str, **labels: str) -> float | None:
+    """The sample's value; None when the series is not exported at all (a zero is a zero)."""
+    return metrics.registry.get_sample_value(name, labels)
 
 
 def _pop(queue: SchedulingQueue) -> QueuedPodInfo:

@@ -40,6 +40,7 @@ def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error
     """kube-scheduler's RunPostFilterPlugins: the first success (a nomination) or unresolvable
     verdict ends the run; the plugins' messages go into the FitError's message."""
     reasons: list[str] = []
+    rejector = ""
     rec = state.plugin_recorder
     for pl in profile.post_filter:
         s = pl.post_filter(state, pod, fit_error) if rec is None else timed(
@@ -57,9 +58,13 @@ def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error
             fit_error.diagnosis.post_filter_msg = s.message()
             return Status(Code.ERROR, *s.reasons, plugin=pl.name)
         reasons.extend(s.reasons)
+        rejector = rejector or pl.name
+    # One Unschedulable status of every plugin's reasons, naming the first that rejected; its
+    # message joins them with ", " (kube-scheduler's Status.Message).
+    status = Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
     if reasons:
-        fit_error.diagnosis.post_filter_msg = " ".join(reasons)
-    return Status(Code.UNSCHEDULABLE, *reasons) if profile.post_filter else None
+        fit_error.diagnosis.post_filter_msg = status.message()
+    return status if profile.post_filter else None
 
 
 def can_dry_run_post_filter(profile: Profile) -> bool:

@@ -99,7 +99,8 @@ def run_pre_filter(profile: Profile, state: CycleState, pod: PodInfo,
             if s.code == Code.UNSCHEDULABLE:
                 rejected = s
                 continue
-            raise SchedulingError(s)
+            raise SchedulingError(Status(Code.ERROR, f'running PreFilter plugin "{pl.name}": {s.message()}',
+                                         plugin=pl.name))
         if r is not None and not r.all_nodes():
             with_nodes.append(pl.name)
             result = r if result is None else result.merge(r)
@@ -285,8 +286,13 @@ def _passes(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: object) -> bo
     if s is None or s.code == Code.SUCCESS:
         return True
     if not s.is_rejected():
-        raise SchedulingError(s.with_plugin(pl.name))
+        raise SchedulingError(filter_error(pl.name, s))
     return False
+
+
+def filter_error(plugin: str, status: Status) -> Status:
+    """A Filter plugin's error as RunFilterPlugins words it (framework.go)."""
+    return Status(Code.ERROR, f'running "{plugin}" filter plugin: {status.message()}', plugin=plugin)
 
 
 def _timed_passes(rec: PluginRecorder) -> Callable[[FilterPlugin, CycleState, PodInfo, object], bool]:
@@ -298,7 +304,7 @@ def _timed_passes(rec: PluginRecorder) -> Callable[[FilterPlugin, CycleState, Po
         if s is None or s.code == Code.SUCCESS:
             return True
         if not s.is_rejected():
-            raise SchedulingError(s.with_plugin(pl.name))
+            raise SchedulingError(filter_error(pl.name, s))
         return False
 
     return passes
@@ -387,7 +393,8 @@ def score_nodes(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Sna
             if s.code == Code.SKIP:
                 state.skip_score_plugins.add(pl.name)
                 continue
-            raise SchedulingError(s.with_plugin(pl.name))
+            raise SchedulingError(Status(Code.ERROR, f'running PreScore plugin "{pl.name}": {s.message()}',
+                                         plugin=pl.name))
     total = np.zeros(len(rows), dtype=np.int64)
     per_plugin: dict[str, Scores] = {}
     for scorer, weight in profile.score:
@@ -412,8 +419,9 @@ def score_nodes(profile: Profile, state: CycleState, pod: PodInfo, snapshot: Sna
                             else int(scores.min()) < 0 or int(scores.max()) > MAX_NODE_SCORE):
             bad = int(scores.min()) if int(scores.min()) < 0 else int(scores.max())
             raise SchedulingError(Status(
-                Code.ERROR, f'plugin "{scorer.name}" returns an invalid score {bad}, it should in the range of '
-                f"[0, {MAX_NODE_SCORE}] after normalizing", plugin=scorer.name))
+                Code.ERROR, f'applying score defaultWeights on Score plugins: plugin "{scorer.name}" returns an '
+                f"invalid score {bad}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing",
+                plugin=scorer.name))
         per_plugin[scorer.name] = scores
         total += scores if weight == 1 else scores * weight
     return total, per_plugin
@@ -460,6 +468,8 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     """Choose a node for pod, or say why none fits. Raises SchedulingError if a plugin errs.
 
     `percentage_of_nodes_to_score` is the scheduler-wide value; the profile's own wins when set.
+    Equal best totals are not broken at random (select_host): `rng` is for the tie-break among
+    nodes an extender scored, and draws nothing while no extender is called.
     """
     if state is None:
         state = CycleState()
@@ -485,11 +495,36 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
     if len(feasible) == 1:
         return ScheduleResult(names[int(feasible[0])], evaluated, 1)
     totals, per_plugin = score_nodes(profile, state, pod, snapshot, feasible)
-    best = totals.max()
-    ties = np.flatnonzero(totals == best)
-    pick = int(ties[0]) if len(ties) == 1 else int(ties[rng.randrange(len(ties))])
+    pick = select_host(totals)
     return ScheduleResult(names[int(feasible[pick])], evaluated, len(feasible),
                           names, feasible, totals, per_plugin)
+
+
+def select_host(totals: Scores) -> int:
+    """The position, in `totals` (the feasible nodes in the order the search found them), of the
+    node kube-scheduler v1.37.2 takes: NewSortedScoredNodes(list).Pop() (framework/sorted_nodes.go),
+    a container/heap Init over the list whose Less puts the higher TotalScore first and, between
+    equal totals, the higher Randomizer, which prioritizeNodes draws only for nodes an extender
+    scored (schedule_one.go); with no extender it is 0 everywhere, and no tie is random.
+
+    Pop returns the root Init leaves. Init sifts each parent down, last first, swapping it only with
+    a child strictly above it, the left child unless the right one is strictly above the left; so
+    the root is the first node with the best total in the preorder walk of the implicit tree (node
+    i, then the subtree at 2i+1, then the one at 2i+2), not the first in the list: [1, 2, 10, 10]
+    gives the fourth. Preorder is the order of the paths from the root, the bits of i+1 after the
+    leading 1 (0 left, 1 right), an ancestor before its descendants."""
+    best = totals.max()
+    ties = np.flatnonzero(totals == best)
+    if len(ties) == 1 or ties[0] == 0:
+        return int(ties[0])
+    k = ties + 1
+    # bit_length of k, exact below 2**53: frexp gives k = m * 2**e with 0.5 <= m < 1.
+    depth = np.frexp(k.astype(np.float64))[1].astype(np.int64) - 1
+    deepest = int(depth.max())
+    # Paths left-aligned to one length order as preorder, but for an ancestor and its leftmost
+    # descendants, which align equal: the shallower first.
+    key = (k << (deepest - depth)) * (deepest + 1) + depth
+    return int(ties[int(np.argmin(key))])
 
 
 @dataclass

@@ -245,7 +245,8 @@ class VolumeBinding:
 
 
 def raise_error(status: Status) -> None:
-    raise SchedulingError(status.with_plugin(NAME))
+    """An error of the batch Filter, worded as RunFilterPlugins words a Filter's."""
+    raise SchedulingError(Status(Code.ERROR, f'running "{NAME}" filter plugin: {status.message()}', plugin=NAME))
 
 
 def new(args: Mapping[str, Any], handle: Handle, storage: StorageLister | None = None) -> VolumeBinding:

@@ -84,7 +84,7 @@ class Explanation:
     pre_filter: tuple[Verdict, ...] = ()
     # How many feasible nodes the cycle looks for before it scores (percentageOfNodesToScore).
     nodes_to_find: int = 0
-    # The node a cycle starting at the first node picks (ties broken at random), if any.
+    # The node a cycle starting at the first node picks, if any.
     cycle_pick: str = ""
     skipped_score_plugins: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)

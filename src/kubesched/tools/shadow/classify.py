@@ -3,8 +3,9 @@ was pending, the node the other scheduler chose. kubesched's profile runs its cy
 every node (no sampling, so the verdict does not depend on where a search starts) and compares:
 
 - same: the chosen node is kubesched's only best node;
-- tie: it is one of several nodes sharing kubesched's best total (kubesched picks among them at
-  random, as kube-scheduler does);
+- tie: it is one of several nodes sharing kubesched's best total (which one a cycle takes depends
+  on where its search starts and, in kube-scheduler, on the order its parallel filters find them,
+  which a replay does not know);
 - different: kubesched's best total is higher than its total for the chosen node, or kubesched
   finds the chosen node infeasible (its total is then None);
 - unschedulable: kubesched fits the pod on no node (its FailedScheduling message is kept);

@@ -1,6 +1,6 @@
 """Placing pods one after another on a cache, as the scheduler's loop would: each pod goes through
-the same scheduling cycle as `kubesched run` (framework.schedule.schedule_pod, with the cursor and
-the random tie-break carried from pod to pod), and a chosen node is assumed into the cache at once,
+the same scheduling cycle as `kubesched run` (framework.schedule.schedule_pod, with the cursor
+carried from pod to pod), and a chosen node is assumed into the cache at once,
 so the next pod sees it there. Nothing is bound and nothing is written.
 
 A pod that fits nowhere gets the FailedScheduling message kubesched would write, PostFilter

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubesched.framework import CycleState, PodInfo, Snapshot
@@ -170,8 +170,15 @@ def test_constraint_decodes(constraint: bytes) -> None:
     assert msgspec.json.decode(msgspec.json.encode(pod), type=Pod) == pod
 
 
+# Few domains (the sort in Python) and more than 64 (the numpy argsort), with many equal counts.
+_DOMAIN_COUNTS = (st.dictionaries(st.sampled_from(["", "a", "b", "c", "d", "z1", "z2"]), st.integers(0, 5), max_size=7)
+                  | st.dictionaries(st.integers(0, 299).map(lambda i: f"d{i}"), st.integers(0, 5),
+                                    min_size=65, max_size=200))
+
+
 @settings(deadline=None)  # a loaded CI machine must not turn slowness into a failure
-@given(st.dictionaries(st.sampled_from(["", "a", "b", "c", "d", "z1", "z2"]), st.integers(0, 5), max_size=7))
+@given(_DOMAIN_COUNTS)
+@example({f"d{i}": 3 - (i % 3 == 2) for i in range(100)})  # 100 domains, the smallest count 33 times
 def test_critical_paths_of_every_domain_as_the_update_loop_leaves_them(counts: dict[str, int]) -> None:
     """PreFilter keeps the two smallest domains directly; criticalPaths.update over every domain, in
     order, ends with the same two (the first of equal counts first)."""
