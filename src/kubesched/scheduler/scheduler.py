@@ -33,10 +33,11 @@ from kubesched.config.types import SchedulerConfig
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
 from kubesched.framework.registry import PluginSpec
-from kubesched.framework.runtime.profile import Profile, ProfileError, build_profile
+from kubesched.framework.runtime.profile import Profile, ProfileError
 from kubesched.metrics import Metrics
 from kubesched.scheduler.debugger import Comparison, DebugState, compare
 from kubesched.scheduler.eventhandlers import ClusterEventHandlers
+from kubesched.scheduler.profiles import build_profiles
 from kubesched.scheduler.schedule_one import Cycles
 from kubesched.scheduler.sources import ClusterSources
 from kubesched.scheduler.writes import ApiWrites
@@ -85,7 +86,6 @@ class Scheduler:
         self.sources = sources = ClusterSources(client)
         self.pods, self.nodes, self.jobs = sources.pods, sources.nodes, sources.jobs
         self.namespaces = sources.namespaces
-        registry = sources.registry(out_of_tree)
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
         self.binder = Binder(client, max_in_flight=max_binds_in_flight)
@@ -96,8 +96,7 @@ class Scheduler:
                              delete_victim=writes.delete_victim, disrupt_victim=writes.disrupt_victim,
                              write_volume=writes.write_volume, write_claim=writes.write_claim,
                              spawn=self._spawn_background)
-        self.profiles: dict[str, Profile] = {p.scheduler_name: build_profile(p, registry, self.handle)
-                                             for p in config.profiles}
+        self.profiles: dict[str, Profile] = build_profiles(config, sources, self.handle, out_of_tree)
         self.names = frozenset(self.profiles)
         self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
                                      max_backoff=config.pod_max_backoff_seconds,

@@ -5,7 +5,6 @@ default ports, which refuse every write."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -14,11 +13,11 @@ import msgspec
 from kubesched.api import ApiClient, ApiError
 from kubesched.backend.cache.cache import Cache, filled
 from kubesched.config.types import SchedulerConfig
-from kubesched.framework.handle import Handle
-from kubesched.framework.registry import PluginSpec, Registry
-from kubesched.framework.runtime.profile import Profile, build_profile
+from kubesched.framework.registry import PluginSpec
+from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.snapshot import Snapshot
 from kubesched.model.objects import Node, Pod
+from kubesched.scheduler.profiles import build_profiles, read_only_handle
 from kubesched.scheduler.sources import ClusterSources
 
 
@@ -42,9 +41,8 @@ async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: st
     if pod is None:
         raise ExplainError(await _why_missing(client, namespace, name))
     cache, pending = pending_view(sources.nodes.list(), sources.pods.list(), pod)
-    handle = Handle(snapshot=cache.snapshot, clock=time.monotonic, pods=sources.pods, nodes=sources.nodes,
-                    jobs=sources.jobs)
-    return ClusterView(pending, cache.snapshot(), build_profiles(config, sources.registry(out_of_tree), handle))
+    profiles = build_profiles(config, sources, read_only_handle(cache.snapshot, sources), out_of_tree)
+    return ClusterView(pending, cache.snapshot(), profiles)
 
 
 def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[Cache, Pod]:
@@ -53,11 +51,6 @@ def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[
     cache = filled(nodes, pods)
     cache.remove_pod(pod)
     return cache, msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=""))
-
-
-def build_profiles(config: SchedulerConfig, registry: Registry, handle: Handle) -> dict[str, Profile]:
-    """The profiles `kubesched run` builds, from the same registry."""
-    return {p.scheduler_name: build_profile(p, registry, handle) for p in config.profiles}
 
 
 def choose_profile(profiles: dict[str, Profile], pod: Pod, wanted: str | None) -> Profile:

@@ -21,11 +21,11 @@ import orjson
 from kubesched.api import ApiClient, Handlers, TaskSet
 from kubesched.backend.cache.cache import Cache
 from kubesched.config.types import SchedulerConfig
-from kubesched.framework.handle import Handle
 from kubesched.framework.registry import PluginSpec
-from kubesched.framework.runtime.profile import Profile, build_profile
+from kubesched.framework.runtime.profile import Profile
 from kubesched.metrics import SHADOW_VERDICTS, ShadowMetrics
 from kubesched.model.objects import Node, Pod
+from kubesched.scheduler.profiles import build_profiles, read_only_handle
 from kubesched.scheduler.sources import ClusterSources
 from kubesched.tools.shadow.classify import Verdict, classify
 
@@ -67,10 +67,7 @@ class Shadow:
         self.config = config
         self.cache = Cache()
         self.sources = sources = ClusterSources(client)
-        handle = Handle(snapshot=self.cache.snapshot, clock=clock, pods=sources.pods, nodes=sources.nodes,
-                        jobs=sources.jobs)
-        registry = sources.registry(out_of_tree)
-        profiles = {p.scheduler_name: build_profile(p, registry, handle) for p in config.profiles}
+        profiles = build_profiles(config, sources, read_only_handle(self.cache.snapshot, sources, clock), out_of_tree)
         if profile_name is not None and profile_name not in profiles:
             raise ValueError(f"no profile {profile_name!r}; the profiles are: {', '.join(profiles)}")
         self.profile: Profile = profiles[profile_name] if profile_name else next(iter(profiles.values()))

@@ -6,17 +6,17 @@ refuse every write."""
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.backend.cache.cache import Cache, filled
 from kubesched.config.types import SchedulerConfig
-from kubesched.framework.handle import Handle
 from kubesched.framework.registry import PluginSpec
-from kubesched.framework.runtime.profile import Profile, build_profile
+from kubesched.framework.runtime.profile import Profile
 from kubesched.model.objects import Node
+from kubesched.scheduler import profiles as scheduler_profiles
+from kubesched.scheduler.profiles import read_only_handle
 from kubesched.scheduler.sources import StaticSources
 from kubesched.tools.simulate.expand import Expanded
 from kubesched.tools.simulate.place import Placement, Placer
@@ -56,11 +56,9 @@ class SimulationError(ValueError):
 
 def build_profiles(config: SchedulerConfig, sources: StaticSources, cache: Cache,
                    out_of_tree: Iterable[PluginSpec] = ()) -> dict[str, Profile]:
-    """The profiles `kubesched run` builds, from the same registry, over these stores."""
-    handle = Handle(snapshot=cache.snapshot, clock=time.monotonic, pods=sources.pods, nodes=sources.nodes,
-                    jobs=sources.jobs)
-    registry = sources.registry(out_of_tree)
-    return {p.scheduler_name: build_profile(p, registry, handle) for p in config.profiles}
+    """The profiles `kubesched run` builds (the one builder), over these stores."""
+    return scheduler_profiles.build_profiles(config, sources, read_only_handle(cache.snapshot, sources),
+                                             out_of_tree)
 
 
 def simulate(config: SchedulerConfig, state: ClusterState, batch: Expanded, *, add_nodes: Sequence[Node] = (),
