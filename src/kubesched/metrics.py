@@ -49,7 +49,7 @@ VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
 # fwk.Code.String(), for the status label, by kubesched's Code value.
 STATUS_LABELS = ("Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending")
 
-# The extension points kubesched times (those run from cycles.py; see README).
+# The extension points the framework runtime times (framework/runtime/framework.py).
 POST_FILTER, RESERVE, PERMIT, PRE_BIND, BIND, POST_BIND = (
     "PostFilter", "Reserve", "Permit", "PreBind", "Bind", "PostBind")
 EXTENSION_POINTS = (POST_FILTER, RESERVE, PERMIT, PRE_BIND, BIND, POST_BIND)

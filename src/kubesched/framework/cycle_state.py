@@ -5,18 +5,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubesched.framework.plugin_metrics import PluginRecorder
+    from kubesched.framework.plugin_metrics import PluginRecorder, PointRecorder
 
 
 class CycleState:
-    __slots__ = ("_data", "plugin_recorder", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "plugin_recorder", "point_recorder", "skip_filter_plugins", "skip_score_plugins")
 
-    def __init__(self, plugin_recorder: PluginRecorder | None = None) -> None:
+    def __init__(self, plugin_recorder: PluginRecorder | None = None,
+                 point_recorder: PointRecorder | None = None) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         # Set in the cycles sampled for scheduler_plugin_execution_duration_seconds (plugin_metrics.py).
         self.plugin_recorder = plugin_recorder
+        # Set by the scheduling loop: the runtime times the extension points it runs (every cycle).
+        self.point_recorder = point_recorder
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -31,7 +34,7 @@ class CycleState:
     def clone(self) -> CycleState:
         """A copy whose values can be changed without touching this one (kube-scheduler's
         CycleState.Clone): a value with a `clone()` method is cloned, others are shared."""
-        c = CycleState(self.plugin_recorder)
+        c = CycleState(self.plugin_recorder, self.point_recorder)
         for key, value in self._data.items():
             clone = getattr(value, "clone", None)
             c._data[key] = clone() if callable(clone) else value

@@ -30,6 +30,13 @@ class PluginRecorder(Protocol):
         ...
 
 
+class PointRecorder(Protocol):
+    def point(self, extension_point: str, code: int, seconds: float) -> None:
+        """One run of an extension point (all its plugins) that ended with Status code `code`
+        (scheduler_framework_extension_point_duration_seconds)."""
+        ...
+
+
 def sampled(recorder: PluginRecorder | None, rng: random.Random,
             percent: int = PLUGIN_METRICS_SAMPLE_PERCENT) -> PluginRecorder | None:
     """The recorder for this cycle, or None: rand.Intn(100) < percent, as kube-scheduler draws it."""

@@ -39,12 +39,6 @@ from kubesched.framework.runtime.schedule import NodeCursor, schedule_pod
 from kubesched.framework.status import Code, SchedulingError, Status
 from kubesched.framework.types import PodInfo
 from kubesched.metrics import (
-    BIND,
-    PERMIT,
-    POST_BIND,
-    POST_FILTER,
-    PRE_BIND,
-    RESERVE,
     Metrics,
     ProfileMetrics,
 )
@@ -107,7 +101,7 @@ class Cycles:
         pm = self.metrics.profiles[profile.scheduler_name]
         started = time.perf_counter()
         pod_info = PodInfo(pod)
-        state = CycleState(sampled(self.metrics.plugins, self.sample_rng))
+        state = CycleState(sampled(self.metrics.plugins, self.sample_rng), point_recorder=pm)
         self.stats.attempts += 1
         try:
             result = schedule_pod(profile, self.cache.snapshot(), pod_info, rng=self.rng, cursor=self.cursor,
@@ -127,8 +121,6 @@ class Cycles:
             no_nodes = result.num_all_nodes == 0
             if not no_nodes:
                 post = run_post_filter(profile, state, pod_info, result)
-                pm.point(POST_FILTER, Code.SUCCESS if post is None else post.code,
-                         time.perf_counter() - algorithm_done)
                 if post is not None and post.code == Code.ERROR:
                     log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
             self.stats.unschedulable += 1
@@ -146,11 +138,8 @@ class Cycles:
         # An assumed pod needs no nomination any more.
         self.queue.nominator.delete(pod)
         status = run_reserve(profile, state, pod_info, node)
-        reserved = time.perf_counter()
-        pm.point(RESERVE, Code.SUCCESS if status is None else status.code, reserved - algorithm_done)
         if status is None:
             status = run_permit(profile, state, pod_info, node, profile.handle.waiting_pods)
-            pm.point(PERMIT, Code.SUCCESS if status is None else status.code, time.perf_counter() - reserved)
         if status is not None and status.code != Code.WAIT:
             run_unreserve(profile, state, pod_info, node)
             self.cache.forget_pod(pod_info)
@@ -198,13 +187,9 @@ class Cycles:
             await self.conditions.settled(pod.metadata.uid)
             status = await wait_on_permit(profile.handle.waiting_pods, pod_info)
             if status is None:
-                t = time.perf_counter()
                 status = await run_pre_bind(profile, state, pod_info, node)
-                pm.point(PRE_BIND, Code.SUCCESS if status is None else status.code, time.perf_counter() - t)
             if status is None:
-                t = time.perf_counter()
                 status = await run_bind(profile, state, pod_info, node)
-                pm.point(BIND, Code.SUCCESS if status is None else status.code, time.perf_counter() - t)
             bound = status is None
         except Exception as e:
             status = Status(Code.ERROR, f"{type(e).__name__}: {e}")
@@ -219,9 +204,7 @@ class Cycles:
         self.stats.scheduled += 1
         self.queue.done(info.uid)
         self.events.scheduled(pod, node, controller=profile.scheduler_name)
-        t = time.perf_counter()
         run_post_bind(profile, state, pod_info, node)
-        pm.point(POST_BIND, Code.SUCCESS, time.perf_counter() - t)
         log.debug("bound", extra={"pod": pod_info.key, "node": node})
 
     def _scheduled(self, info: QueuedPodInfo, pm: ProfileMetrics, started: float) -> None:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
+from typing import Concatenate, ParamSpec
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import FitError
@@ -26,6 +28,43 @@ from kubesched.framework.waiting import WaitingPod, WaitingPods
 log = logging.getLogger(__name__)
 
 
+P = ParamSpec("P")
+Point = Callable[Concatenate[Profile, CycleState, P], Status | None]
+AsyncPoint = Callable[Concatenate[Profile, CycleState, P], Awaitable[Status | None]]
+
+
+def _timed_point(name: str) -> Callable[[Point[P]], Point[P]]:
+    """The extension point's run timed into the cycle's point recorder, when it has one
+    (kube-scheduler's framework observes FrameworkExtensionPointDuration the same way)."""
+    def wrap(run: Point[P]) -> Point[P]:
+        @functools.wraps(run)
+        def timed_run(profile: Profile, state: CycleState, /, *args: P.args, **kwargs: P.kwargs) -> Status | None:
+            rec = state.point_recorder
+            if rec is None:
+                return run(profile, state, *args, **kwargs)
+            t = time.perf_counter()
+            status = run(profile, state, *args, **kwargs)
+            rec.point(name, Code.SUCCESS if status is None else status.code, time.perf_counter() - t)
+            return status
+        return timed_run
+    return wrap
+
+
+def _timed_async_point(name: str) -> Callable[[AsyncPoint[P]], AsyncPoint[P]]:
+    def wrap(run: AsyncPoint[P]) -> AsyncPoint[P]:
+        @functools.wraps(run)
+        async def timed_run(profile: Profile, state: CycleState, /, *args: P.args, **kwargs: P.kwargs) -> Status | None:
+            rec = state.point_recorder
+            if rec is None:
+                return await run(profile, state, *args, **kwargs)
+            t = time.perf_counter()
+            status = await run(profile, state, *args, **kwargs)
+            rec.point(name, Code.SUCCESS if status is None else status.code, time.perf_counter() - t)
+            return status
+        return timed_run
+    return wrap
+
+
 def _failed(status: Status | None) -> bool:
     return status is not None and status.code != Code.SUCCESS
 
@@ -36,6 +75,7 @@ def _as_error(point: str, plugin: str, status: Status) -> Status:
     return Status(Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin)
 
 
+@_timed_point("PostFilter")
 def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
     """kube-scheduler's RunPostFilterPlugins: the first success (a nomination) or unresolvable
     verdict ends the run; the plugins' messages go into the FitError's message."""
@@ -92,6 +132,7 @@ class _DryRun:
     post_filter: Callable[[CycleState, PodInfo, FitError], Status | None]
 
 
+@_timed_point("Reserve")
 def run_reserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
     """The first failing Reserve plugin's status; the caller then runs `run_unreserve`."""
     rec = state.plugin_recorder
@@ -117,6 +158,7 @@ def run_unreserve(profile: Profile, state: CycleState, pod: PodInfo, node: str) 
             log.exception("Unreserve of plugin %s failed for pod %s", pl.name, pod.key)
 
 
+@_timed_point("Permit")
 def run_permit(profile: Profile, state: CycleState, pod: PodInfo, node: str,
                waiting: WaitingPods) -> Status | None:
     """None to go on, a rejection or error to stop, or Wait: the pod is then in `waiting` until
@@ -148,6 +190,7 @@ async def wait_on_permit(waiting: WaitingPods, pod: PodInfo) -> Status | None:
         waiting.remove(pod.pod.metadata.uid)
 
 
+@_timed_async_point("PreBind")
 async def run_pre_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
     rec = state.plugin_recorder
     for pl in profile.pre_bind:
@@ -159,6 +202,7 @@ async def run_pre_bind(profile: Profile, state: CycleState, pod: PodInfo, node: 
     return None
 
 
+@_timed_async_point("Bind")
 async def run_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> Status | None:
     """None when bound. Skip from every bind plugin (or none configured) is a failure: nobody bound it."""
     rec = state.plugin_recorder
@@ -174,6 +218,7 @@ async def run_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str)
     return Status(Code.SKIP, "no bind plugin bound the pod")
 
 
+@_timed_point("PostBind")
 def run_post_bind(profile: Profile, state: CycleState, pod: PodInfo, node: str) -> None:
     rec = state.plugin_recorder
     for pl in profile.post_bind:
