@@ -17,16 +17,18 @@ from kubesched.serving.auth import Authenticator, Authorizer
 from kubesched.serving.certs import CertificateError, server_context, serving_cert
 from kubesched.serving.options import OptionsError, ServingOptions, from_flags, serving_options
 from kubesched.serving.reviews import Reviews, lookup_client_ca
-from kubesched.serving.server import Endpoints, start_plain, start_secure
+from kubesched.serving.server import Endpoints, Limits, raise_open_file_limit, start_plain, start_secure
 
 __all__ = [
     "Endpoints",
+    "Limits",
     "OptionsError",
     "SecureServer",
     "ServingError",
     "ServingOptions",
     "from_flags",
     "prepare",
+    "raise_open_file_limit",
     "serving_options",
     "start_plain",
 ]
