@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import resource
 import ssl
 import time
@@ -27,6 +28,11 @@ LOOPS = {"asyncio": asyncio.run, "uvloop": uvloop.run}
 HEADER_TIMEOUT, IDLE_TIMEOUT = 1.5, 2.5
 ENDPOINTS = Endpoints(exposition=lambda: b"", ready=lambda: True, health=lambda: None)
 SERVER_TLS = server_context(serving_cert("", "", "", "127.0.0.1"))
+
+
+@pytest.fixture(autouse=True)
+def _log_everything(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="kubesched")  # what is logged on the way must not break it
 
 
 def client_tls() -> ssl.SSLContext:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -120,7 +121,9 @@ Starter = Callable[..., Awaitable[tuple[serving.SecureServer, int]]]
 
 
 @pytest.fixture
-async def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Starter]:
+async def start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                caplog: pytest.LogCaptureFixture) -> AsyncIterator[Starter]:
+    caplog.set_level(logging.DEBUG, logger="kubesched")  # what is logged on the way must not break it
     started: list[serving.SecureServer] = []
 
     async def go(configmap: ConfigMap | None = None, **options: object) -> tuple[serving.SecureServer, int]:

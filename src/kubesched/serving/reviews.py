@@ -133,7 +133,7 @@ class ClientCAFromConfigMap:
         while True:
             try:
                 if await self.load_once():
-                    log.info("loaded the client CA", extra={"name": CA_NAME})
+                    log.info("loaded the client CA", extra={"bundle": CA_NAME})
                 self.failures = 0
                 delay = self._period
             except (ApiError, ApiConnectionError, ValueError, CertificateError) as exc:
