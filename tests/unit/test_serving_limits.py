@@ -66,11 +66,12 @@ async def closed_by_server(reader: asyncio.StreamReader, within: float) -> bool:
     deadline = asyncio.get_running_loop().time() + within
     try:
         while True:
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                return False
+            # past the deadline already (many opened before it): what has arrived still counts
+            left = max(deadline - asyncio.get_running_loop().time(), 0.05)
             if not await asyncio.wait_for(reader.read(65536), left):
                 return True
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
     except TimeoutError:  # an OSError: first
         return False
     except (ConnectionError, ssl.SSLError, OSError):
