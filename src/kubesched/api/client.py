@@ -7,8 +7,12 @@ Measured on the 2-core box: 64 keep-alive HTTP/1.1 connections reach ~350-390 bi
 
 from __future__ import annotations
 
+import base64
+import ipaddress
 import logging
+import os
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -42,6 +46,123 @@ class Response:
         return 200 <= self.status < 300
 
 
+# --- proxies, as client-go picks them ------------------------------------------------------------
+
+
+def _env(environ: Mapping[str, str], *names: str) -> str:
+    """httpproxy.getEnvAny: the first of the names set to something."""
+    for name in names:
+        if environ.get(name):
+            return environ[name]
+    return ""
+
+
+def _parse_proxy(value: str) -> str | None:
+    """httpproxy.parseProxy: a value without a scheme (or host) is read as http://value."""
+    try:
+        url = urllib.parse.urlsplit(value)
+        if url.scheme and url.netloc:
+            return value
+    except ValueError:
+        pass
+    try:
+        urllib.parse.urlsplit("http://" + value).port  # noqa: B018  # raises for what is not a URL
+    except ValueError:
+        return None
+    return "http://" + value
+
+
+def _no_proxy(host: str, port: str, no_proxy: str) -> bool:
+    """httpproxy's useProxy, negated: localhost and loopback addresses, then NO_PROXY's entries
+    ("*"; a CIDR or an IP, optionally with a port, for IP hosts; "domain" for it and its
+    subdomains, ".domain" or "*.domain" for its subdomains only, optionally with a port)."""
+    if host == "localhost":
+        return True
+    try:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+    if ip is not None and ip.is_loopback:
+        return True
+    host = host.strip().lower()
+    for entry in no_proxy.split(","):
+        p = entry.strip().lower()
+        if not p:
+            continue
+        if p == "*":
+            return True
+        try:
+            net = ipaddress.ip_network(p, strict=False) if "/" in p else None
+        except ValueError:
+            net = None
+        if net is not None:
+            if ip is not None and ip in net:
+                return True
+            continue
+        phost, pport = p, ""
+        split = urllib.parse.urlsplit("//" + p)
+        try:
+            if split.port is not None:
+                phost, pport = split.hostname or "", str(split.port)
+        except ValueError:
+            pass
+        phost = phost.removeprefix("[").removesuffix("]")
+        try:
+            pip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(phost)
+        except ValueError:
+            pip = None
+        if pip is not None:
+            if ip is not None and ip == pip and pport in ("", port):
+                return True
+            continue
+        if not phost or ip is not None:
+            continue
+        phost = phost.removeprefix("*")
+        exact = not phost.startswith(".")
+        suffix = phost if phost.startswith(".") else "." + phost
+        if (host.endswith(suffix) or (exact and host == suffix[1:])) and pport in ("", port):
+            return True
+    return False
+
+
+def proxy_for(server: str, proxy_url: str = "", environ: Mapping[str, str] | None = None) -> str | None:
+    """The proxy client-go would use for `server`: the cluster's proxy-url (http.ProxyURL, for every
+    host), else http.ProxyFromEnvironment's (HTTPS_PROXY for https, HTTP_PROXY for http, not in a
+    CGI environment; NO_PROXY); None for a direct connection."""
+    if proxy_url:
+        return proxy_url
+    env = os.environ if environ is None else environ
+    url = urllib.parse.urlsplit(server)
+    if url.scheme == "https":
+        value = _env(env, "HTTPS_PROXY", "https_proxy")
+    elif url.scheme == "http":
+        value = _env(env, "HTTP_PROXY", "http_proxy")
+        if value and env.get("REQUEST_METHOD"):  # Go refuses it (golang.org/s/cgihttpproxy)
+            return None
+    else:
+        return None
+    proxy = _parse_proxy(value) if value else None
+    if proxy is None:
+        return None
+    port = str(url.port or (443 if url.scheme == "https" else 80))
+    if _no_proxy(url.hostname or "", port, _env(env, "NO_PROXY", "no_proxy")):
+        return None
+    return proxy
+
+
+def _proxy_and_auth(proxy: str) -> tuple[str, dict[str, str]]:
+    """The proxy URL without its user:password, and the Proxy-Authorization Go's Transport sends
+    for them."""
+    url = urllib.parse.urlsplit(proxy)
+    if url.username is None:
+        return proxy, {}
+    user = urllib.parse.unquote(url.username)
+    password = urllib.parse.unquote(url.password or "")
+    netloc = url.netloc.rsplit("@", 1)[1]
+    bare = urllib.parse.urlunsplit(url._replace(netloc=netloc))
+    return bare, {"Proxy-Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
 class ApiClient:
     def __init__(
         self,
@@ -66,6 +187,12 @@ class ApiClient:
         self._timeout = timeout
         self._session: aiohttp.ClientSession | None = None
         self._posts: Http1Pool | None = None
+        # client-go decides per request; the server is fixed, so once. Go reads the environment once.
+        proxy = proxy_for(config.server, config.proxy_url)
+        self._proxy: str | None = None
+        self._proxy_headers: dict[str, str] = {}
+        if proxy:
+            self._proxy, self._proxy_headers = _proxy_and_auth(proxy)
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -78,7 +205,8 @@ class ApiClient:
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
-                # Never let REQUESTS_CA_BUNDLE / SSL_CERT_FILE / proxies from the environment in.
+                # Never let REQUESTS_CA_BUNDLE / SSL_CERT_FILE / netrc from the environment in; the
+                # proxy is client-go's choice (proxy_for), passed with each request.
                 trust_env=False,
                 json_serialize=lambda o: orjson.dumps(o).decode(),
                 headers={"User-Agent": self._user_agent, "Accept": JSON},
@@ -119,6 +247,13 @@ class ApiClient:
         kw: dict[str, Any] = {}
         if self.config.tls_server_name:
             kw["server_hostname"] = self.config.tls_server_name
+        if self._proxy is not None:
+            if not self._proxy.startswith(("http://", "https://")):
+                raise ApiConnectionError(f"the proxy for {self.server} is not http(s): kubesched's HTTP client "
+                                         "speaks only http and https proxies")
+            kw["proxy"] = self._proxy
+            if self._proxy_headers:
+                kw["proxy_headers"] = self._proxy_headers
         return kw
 
     async def request(
@@ -137,7 +272,8 @@ class ApiClient:
         ApiConnectionError. A 401 with a refreshable token is retried once with a fresh one."""
         data = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
         time_limit = request_timeout or self._timeout
-        lean = method == "POST" and params is None and data is not None
+        # Through a proxy, aiohttp (which tunnels); else the lean pool for creates.
+        lean = method == "POST" and params is None and data is not None and self._proxy is None
         for attempt in range(2):
             await self._limiter.acquire()
             headers = await self._headers(content_type if data is not None else None)

@@ -19,9 +19,11 @@ import json
 import logging
 import math
 import os
+import re
 import ssl
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +205,7 @@ class ClusterConfig:
     context: str = ""
     tls_server_name: str | None = None
     namespace: str = "default"
+    proxy_url: str = ""  # the cluster's proxy-url; "" leaves the proxy to HTTPS_PROXY, HTTP_PROXY, NO_PROXY
 
 
 # --- building an SSL context ---------------------------------------------------------------------
@@ -344,6 +347,7 @@ def load_kubeconfig(paths: str | Sequence[str], context: str | None = None) -> C
     if not server.startswith(("https://", "http://")):
         raise KubeconfigError(f"{cluster.at('server')}: must be an http(s) URL, got {json.dumps(server)}")
     server = server.rstrip("/")
+    proxy_url = _proxy_url(cluster.at("proxy-url"), cluster.body.proxy_url) if cluster.body.proxy_url else ""
 
     insecure = cluster.body.insecure_skip_tls_verify
     ca = _data_or_file(cluster, "certificate-authority-data", "certificate-authority")
@@ -389,7 +393,26 @@ def load_kubeconfig(paths: str | Sequence[str], context: str | None = None) -> C
         context=ctx_name,
         tls_server_name=cluster.body.tls_server_name or None,
         namespace=ctx.body.namespace or "default",
+        proxy_url=proxy_url,
     )
+
+
+def _proxy_url(where: str, value: str) -> str:
+    """clientcmd's parseProxyURL (http, https or socks5), without printing the URL (it may carry a
+    password); socks5 is refused, as kubesched's HTTP clients do not speak it."""
+    try:
+        url = urllib.parse.urlsplit(value)
+        _ = url.port
+    except ValueError:
+        raise KubeconfigError(f"{where}: not a URL; expected http(s)://[user:password@]host:port") from None
+    if url.scheme not in ("http", "https", "socks5"):
+        scheme = url.scheme if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]{0,15}", url.scheme) else "?"
+        raise KubeconfigError(f'{where}: unsupported scheme "{scheme}", must be http, https or socks5')
+    if url.scheme == "socks5":
+        raise KubeconfigError(f"{where}: a socks5 proxy is not supported by kubesched; use an http or https proxy")
+    if not url.hostname:
+        raise KubeconfigError(f"{where}: no host; expected http(s)://[user:password@]host:port")
+    return value
 
 
 def _exec_config(user: _Entry[UserSpec]) -> ExecConfig:

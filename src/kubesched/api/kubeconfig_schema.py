@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -125,18 +124,21 @@ _SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
 
 
 def describe(value: Any) -> str:
-    """A value as the author wrote it, for "got ..."."""
+    """What a value is, for "got ...": its kind, never the value (a token may be in the wrong field,
+    or typed as a number)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return "a boolean"
     if isinstance(value, str):
-        return f"the string {json.dumps(value)}"
+        return "a string"
+    if isinstance(value, int | float):
+        return "a number"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):
         return "a mapping"
-    return str(value)
+    return type(value).__name__
 
 
 def _segments(path: str) -> list[str | int]:
@@ -194,7 +196,7 @@ def explain(err: msgspec.ValidationError, doc: Any) -> str:
         )
         # YAML reads 0123 or yes-like words as numbers and booleans: the usual fix is quotes.
         if words == "a string" and isinstance(value, int | float | bool):
-            got += f" (quote it: \"{describe(value)}\")"
+            got += " (quote it)"
         return f"{_where(segments)}: expected {words}{got}"
     return f"{_where(segments)}: {what}{got}"
 
@@ -228,7 +230,7 @@ def read_file(path: Path) -> tuple[KubeconfigFile, bool]:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise KubeconfigError(f"{path}: not valid YAML: {e}") from e
+        raise KubeconfigError(f"{path}: not valid YAML: {yaml_error(e)}") from None
     if raw is None:
         return KubeconfigFile(), True
     doc = _drop_nulls(raw)
@@ -236,6 +238,31 @@ def read_file(path: Path) -> tuple[KubeconfigFile, bool]:
         return msgspec.convert(doc, KubeconfigFile, strict=True), False
     except msgspec.ValidationError as e:
         raise KubeconfigError(f"{path}: {explain(e, doc)}") from e
+
+
+def yaml_error(err: yaml.YAMLError) -> str:
+    """What is wrong and where (line, column), without PyYAML's snippet of the line, which may hold a
+    token or a key, nor the text it quotes from the file (an alias name); the quoted token kinds
+    ('<scalar>', ']', a character) are kept."""
+    if not isinstance(err, yaml.MarkedYAMLError):
+        return "cannot be read as YAML"
+
+    def at(mark: Any) -> str:
+        return f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+
+    def scrub(words: str | None) -> str:
+        kept = re.sub(r"'([^']*)'", lambda m: m.group(0) if len(m.group(1)) <= 2 or
+                      re.fullmatch(r"<[a-z ]+>", m.group(1)) else "", words or "")
+        return re.sub(r"\s+", " ", kept).strip()
+
+    context, problem = scrub(err.context), scrub(err.problem)
+    parts = []
+    if context:
+        mark = at(err.context_mark)
+        parts.append(f"{context} (at {mark})" if mark and err.context_mark is not err.problem_mark else context)
+    parts.append(problem or "cannot be read")
+    where = at(err.problem_mark)
+    return ": ".join(parts) + (f" at {where}" if where else "")
 
 
 def decode_base64(text: str) -> bytes:

@@ -133,6 +133,10 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
         secure = serving.prepare(serving_options, cluster)
     except serving.ServingError as exc:
         raise click.ClickException(str(exc)) from None
+    # As every Go program (kube-scheduler too) at start: the soft open-file limit raised to the hard one.
+    before, after = serving.raise_open_file_limit()
+    if after != before:
+        log.info("raised the open-file limit", extra={"from": before, "to": after})
     with contextlib.suppress(KeyboardInterrupt):
         # uvloop: libuv's event loop and TLS cut the per-request CPU that bounds throughput here.
         run_loop = uvloop.run if event_loop == "uvloop" else asyncio.run

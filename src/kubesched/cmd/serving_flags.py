@@ -62,8 +62,8 @@ def serving_options(f: F) -> F:
                           "ConfigMap."),
         click.option("--authentication-tolerate-lookup-failure", type=click.BOOL, default=True, is_flag=False,
                      flag_value=True, metavar="[=BOOL]", show_default=True,
-                     help="Start even if that ConfigMap cannot be read (client certificates are then refused "
-                          "unless --client-ca-file)."),
+                     help="Start even if that ConfigMap cannot be read (it is read again, backing off; client "
+                          "certificates are refused until it is, unless --client-ca-file)."),
         click.option("--authentication-token-webhook-cache-ttl", type=Duration(), default=DEFAULT_TTL,
                      metavar="DURATION", help="How long TokenReview answers are cached (10s)."),
         click.option("--authorization-webhook-cache-authorized-ttl", type=Duration(), default=DEFAULT_TTL,

@@ -18,7 +18,7 @@ from kubesched.cmd.common import cluster_config, connection_options, load_schedu
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.runtime.profile import ProfileError
 from kubesched.scheduler.sources import ClusterSources
-from kubesched.tools.simulate.expand import Expander, ExpandError
+from kubesched.tools.simulate.expand import Expander, ExpandError, load_documents
 from kubesched.tools.simulate.render import render_json, render_table
 from kubesched.tools.simulate.run import SimulationError
 from kubesched.tools.simulate.run import simulate as run_simulation
@@ -81,7 +81,9 @@ def read_manifests(paths: tuple[str, ...]) -> list[Any]:
             sources = [(str(f), f.read_text()) for f in files]
         for name, text in sources:
             try:
-                docs.extend(d for d in yaml.safe_load_all(text) if d is not None)
+                docs.extend(load_documents(text, name))
+            except ExpandError as exc:
+                raise click.ClickException(str(exc)) from None
             except yaml.YAMLError as exc:
                 raise click.ClickException(f"{name}: not YAML or JSON: {exc}") from None
     return docs
@@ -144,7 +146,8 @@ def simulate(paths: tuple[str, ...], snapshot_path: str | None, add_nodes: int |
         batch = Expander(namespace, now=time.time).expand(manifests)
         added = []
         if add_nodes is not None and node_template is not None:
-            template = yaml.safe_load(Path(node_template).read_text())
+            docs = load_documents(Path(node_template).read_text(), f"--node-template {node_template}")
+            template = docs[0] if len(docs) == 1 else None
             if not isinstance(template, dict):
                 raise click.ClickException(f"--node-template {node_template}: expected a Node manifest")
             added = template_nodes(template, add_nodes, (n.metadata.name for n in state.objects.get("nodes", [])))

@@ -3,9 +3,10 @@ delegating authenticator and authorizer decide (k8s.io/apiserver authenticatorfa
 authorizerfactory), with the calls to the apiserver injected so the logic is tested without one.
 
 Authentication, first that answers: a client certificate verified against the client CA (user
-= CN, groups = O), else a bearer token checked by a TokenReview (answers cached 10 s, errors not
-cached), else anonymous (system:anonymous, group system:unauthenticated). A token the review
-rejects with an error, or a review that fails, is a 401 — never a fall back to anonymous.
+= CN, groups = O; one without a CN is no user, and the next decides), else a bearer token checked
+by a TokenReview (answers cached 10 s, errors not cached), else anonymous (system:anonymous, group
+system:unauthenticated). A token the review does not authenticate, with or without an error, or a
+review that fails, is a 401 — never a fall back to anonymous.
 
 Authorization, first that decides: the always-allowed groups (system:masters), the always-allowed
 paths (/healthz, /readyz, /livez; a trailing * is a prefix), then a SubjectAccessReview of the
@@ -134,7 +135,9 @@ class Authenticator:
                            authorization: str | None) -> User:
         """The request's user; raises Unauthenticated. `client_cert_subject` is (CN, Os) of a
         certificate the TLS layer verified against the client CA."""
-        if client_cert_subject is not None:
+        if client_cert_subject is not None and client_cert_subject[0]:
+            # x509.CommonNameUserConversion: a certificate without a CN is no user (not an error),
+            # and the next authenticator decides.
             cn, orgs = client_cert_subject
             return with_authenticated_group(User(cn, groups=orgs))
         token = _bearer(authorization)
@@ -143,9 +146,10 @@ class Authenticator:
                 result = await self._token(token)
                 if result.authenticated and result.user is not None:
                     return with_authenticated_group(result.user)
-                if result.error:
-                    raise Unauthenticated(result.error)
-            elif not self._anonymous:
+                # bearertoken.Authenticator: a token not authenticated is an error, the review's or
+                # "invalid bearer token", and the union fails on it (NewFailOnError), never anonymous.
+                raise Unauthenticated(result.error or "invalid bearer token")
+            if not self._anonymous:
                 raise Unauthenticated("token authentication is not configured")
         if self._anonymous:
             return ANONYMOUS_USER

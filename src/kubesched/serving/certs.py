@@ -149,3 +149,72 @@ def server_context(pair: CertKey, client_ca_pem: bytes | None = None) -> ssl.SSL
             raise CertificateError(f"--client-ca-file: not a PEM CA bundle: {exc}") from None
         ctx.verify_mode = ssl.CERT_OPTIONAL
     return ctx
+
+
+# k8s.io/apiserver dynamiccertificates.FileRefreshDuration: how often a CA file (and the ConfigMap's
+# CA) is checked again, whatever the watches say.
+FILE_REFRESH = 60.0
+
+
+class DynamicTLS:
+    """The secure port's TLS context, made again when the serving pair's files, the client CA file
+    or the cluster's client CA change (dynamiccertificates' DynamicCertKeyPairContent,
+    DynamicFileCAContent, ConfigMapCAController feeding the server's GetConfigForClient): each new
+    connection takes the context of the moment, so a rotated certificate is served and a CA taken
+    out of the bundle no longer verifies anyone. What does not load leaves the last good one."""
+
+    def __init__(self, pair: CertKey, client_ca: bytes | None = None, *, cert_files: tuple[str, str] | None = None,
+                 client_ca_file: str = "") -> None:
+        self.pair = pair
+        self.client_ca = client_ca or None
+        self._cert_files = cert_files
+        self._client_ca_file = client_ca_file
+        self._ctx = server_context(pair, self.client_ca)
+
+    def context(self) -> ssl.SSLContext:
+        return self._ctx
+
+    @property
+    def has_files(self) -> bool:
+        return self._cert_files is not None or bool(self._client_ca_file)
+
+    def set_client_ca(self, pem: bytes, source: str = "--client-ca-file") -> bool:
+        """True when it changed; raises CertificateError (the last good CA stays)."""
+        if not pem:
+            raise CertificateError(f"{source}: missing content for the client CA bundle")
+        if pem == self.client_ca:
+            return False
+        try:
+            ctx = server_context(self.pair, pem)
+        except CertificateError as exc:
+            raise CertificateError(f"{source}: {str(exc).removeprefix('--client-ca-file: ')}") from None
+        self._ctx, self.client_ca = ctx, pem
+        return True
+
+    def reload_files(self) -> list[str]:
+        """Reads the files again; what changed. Raises CertificateError for the first that does not
+        load, after the others are taken (DynamicCertKeyPairContent.loadCertKeyPair: both files
+        read, not empty, the key matching the certificate)."""
+        changed: list[str] = []
+        errors: list[str] = []
+        if self._cert_files is not None:
+            cert_file, key_file = self._cert_files
+            try:
+                pair = CertKey(_read(Path(cert_file), "--tls-cert-file"),
+                               _read(Path(key_file), "--tls-private-key-file"), f"{cert_file}, {key_file}")
+                if not pair.cert_pem or not pair.key_pem:
+                    raise CertificateError(f"missing content for the serving certificate ({pair.source})")
+                if (pair.cert_pem, pair.key_pem) != (self.pair.cert_pem, self.pair.key_pem):
+                    self._ctx, self.pair = server_context(pair, self.client_ca), pair
+                    changed.append("serving certificate")
+            except CertificateError as exc:
+                errors.append(str(exc))
+        if self._client_ca_file:
+            try:
+                if self.set_client_ca(_read(Path(self._client_ca_file), "--client-ca-file")):
+                    changed.append("client CA")
+            except CertificateError as exc:
+                errors.append(str(exc))
+        if errors:
+            raise CertificateError("; ".join(errors))
+        return changed

@@ -15,6 +15,7 @@ import orjson
 from kubesched.api import ApiClient
 from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.serving.auth import AccessReviewResult, Attributes, TokenReviewResult, User
+from kubesched.serving.certs import FILE_REFRESH, CertificateError
 
 log = logging.getLogger("kubesched")
 
@@ -96,6 +97,53 @@ class Reviews:
 
     async def access(self, attrs: Attributes) -> AccessReviewResult:
         return parse_access_review(await self._create(ACCESS_REVIEWS, access_review_body(attrs)))
+
+
+CA_NAME = "client-ca::kube-system::extension-apiserver-authentication::client-ca-file"
+# workqueue.DefaultTypedControllerRateLimiter's per-item backoff: 5 ms, doubling (to 1000 s, but
+# the FILE_REFRESH poll queues the item again every minute, so a minute at most).
+RETRY_BASE = 0.005
+
+
+class ClientCAFromConfigMap:
+    """dynamiccertificates.ConfigMapCAController: data["client-ca-file"] of
+    kube-system/extension-apiserver-authentication, read now, again every FILE_REFRESH (the
+    controller's informer sees a change sooner; its minute poll is what is kept here), and after a
+    failure again soon, backing off. A change replaces the whole bundle (a CA taken out of it is no
+    longer trusted); a read that fails, an empty key, a bundle that does not load, or the ConfigMap
+    deleted leave the last good bundle (loadCABundle returns the error and keeps it)."""
+
+    def __init__(self, read: Callable[[], Awaitable[bytes | None]], apply: Callable[[bytes, str], bool], *,
+                 period: float = FILE_REFRESH, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self._read = read
+        self._apply = apply
+        self._period = period
+        self._sleep = sleep
+        self.failures = 0
+
+    async def load_once(self) -> bool:
+        """True when the bundle changed; raises ApiError, ApiConnectionError, ValueError,
+        CertificateError."""
+        ca = await self._read()
+        if not ca:
+            raise ValueError(f'missing content for CA bundle "{CA_NAME}"')
+        return self._apply(ca, "the client CA of kube-system/extension-apiserver-authentication")
+
+    async def run(self) -> None:
+        while True:
+            try:
+                if await self.load_once():
+                    log.info("loaded the client CA", extra={"bundle": CA_NAME})
+                self.failures = 0
+                delay = self._period
+            except (ApiError, ApiConnectionError, ValueError, CertificateError) as exc:
+                if self.failures == 0:
+                    log.warning("cannot read the client CA from kube-system/extension-apiserver-authentication; "
+                                "retrying (client certificates authenticate with the last one read, if any)",
+                                extra={"detail": str(exc)})
+                delay = min(RETRY_BASE * 2 ** self.failures, self._period)
+                self.failures += 1
+            await self._sleep(delay)
 
 
 async def lookup_client_ca(client: ApiClient) -> bytes | None:

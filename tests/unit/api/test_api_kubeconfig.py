@@ -234,7 +234,7 @@ def kubeconfig_text(*, cluster: str = "server: https://h:1", user: str = "token:
     [
         pytest.param(kubeconfig_text(cluster='server: https://h:1\n    insecure-skip-tls-verify: "false"'),
                      r'clusters\[0\]\.cluster\.insecure-skip-tls-verify: expected a boolean \(true or false, '
-                     r'unquoted\), got the string "false"', id="quoted-bool"),
+                     r'unquoted\), got a string', id="quoted-bool"),
         pytest.param(kubeconfig_text(user="token: caf\xe9").encode("latin-1"),
                      r"not UTF-8 text: byte 0xe9 at line 11", id="not-utf8"),
         pytest.param("- clusters\n- users\n", r"the top level: expected a mapping .*, got a list", id="not-a-mapping"),
@@ -252,11 +252,11 @@ def kubeconfig_text(*, cluster: str = "server: https://h:1", user: str = "token:
                      id="users-entry-null"),
         pytest.param("", r"the file is empty", id="empty-file"),
         pytest.param(kubeconfig_text(user="token: 12345"),
-                     r'users\[0\]\.user\.token: expected a string, got 12345 \(quote it: "12345"\)',
+                     r'users\[0\]\.user\.token: expected a string, got a number \(quote it\)',
                      id="number-for-string"),
         pytest.param(kubeconfig_text(user="exec: {apiVersion: client.authentication.k8s.io/v1, command: x, "
                                           "args: --verbose}"),
-                     r'users\[0\]\.user\.exec\.args: expected a list of strings, got the string "--verbose"',
+                     r'users\[0\]\.user\.exec\.args: expected a list of strings, got a string',
                      id="exec-args-not-list"),
         pytest.param(kubeconfig_text(users="- name: u\n  user: {token: a}\n- name: u\n  user: {token: b}\n"),
                      r'users\[1\]\.name: "u" is already users\[0\]', id="duplicate-name"),

@@ -69,7 +69,6 @@ GOOD = {"good": TokenReviewResult(True, ALICE), "shy": TokenReviewResult(False)}
     pytest.param(None, "Bearer good", User("alice", "u1", ("devs", "system:authenticated")), id="token"),
     pytest.param(None, "bearer good", User("alice", "u1", ("devs", "system:authenticated")), id="scheme-any-case"),
     pytest.param(None, "Basic Zm9vOmJhcg==", ANONYMOUS_USER, id="not-bearer-anonymous"),
-    pytest.param(None, "Bearer shy", ANONYMOUS_USER, id="refused-without-error-anonymous"),
 ])
 async def test_who_the_request_is(cert: tuple[str, tuple[str, ...]] | None, header: str | None,
                                   expected: User) -> None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+import yaml
 
 from kubesched.model.decode import drop_nulls
 from kubesched.model.objects import Job, Namespace, Pod, ReplicaSet, ReplicationController, Service, StatefulSet
@@ -40,6 +41,14 @@ from kubesched.model.objects import Job, Namespace, Pod, ReplicaSet, Replication
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 WORKLOADS = ("Pod", "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob")
 STORED = ("Service", "Namespace")
+# replicas, parallelism, completions: at most this many pods each (Kubernetes' bound on an Indexed
+# Job's completions and parallelism, pkg/apis/batch/validation), and at most MAX_PODS in all.
+MAX_COUNT = 100_000
+MAX_PODS = 1_000_000
+# sigs.k8s.io/yaml's decoder (goyaml.v2/decode.go, allowedAliasRatio): up to 400,000 decoded
+# nodes, 99 % of them may come from aliases; from 4,000,000 on, 10 %; linear in between. Checked
+# only past 100 aliases and 1,000 nodes.
+ALIAS_RATIO_LOW, ALIAS_RATIO_HIGH = 400_000, 4_000_000
 
 
 class ExpandError(ValueError):
@@ -71,6 +80,106 @@ def template_hash(template: Mapping[str, Any]) -> str:
     return safe_encode(str(h))
 
 
+def allowed_alias_ratio(decodes: int) -> float:
+    if decodes <= ALIAS_RATIO_LOW:
+        return 0.99
+    if decodes >= ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decodes - ALIAS_RATIO_LOW) / (ALIAS_RATIO_HIGH - ALIAS_RATIO_LOW)
+
+
+def alias_expansion_ok(decodes: int, aliases: int) -> bool:
+    """goyaml.v2's test: `aliases` of the `decodes` nodes decoded so far came through an alias."""
+    return aliases <= 100 or decodes <= 1000 or aliases / decodes <= allowed_alias_ratio(decodes)
+
+
+class _ExpansionCounter:
+    """Walks a composed YAML node graph (an alias is the anchored node met again) in document order
+    without expanding it: a node's expanded size is computed once, and an alias adds it at once.
+    The ratio only rises inside an alias's expansion, so checking at the end of each is exact."""
+
+    def __init__(self) -> None:
+        self.decodes = 0
+        self.aliases = 0
+        self._sizes: dict[int, int] = {}
+        self._open: set[int] = set()
+        self._seen: set[int] = set()
+
+    def size(self, node: yaml.Node) -> int:
+        key = id(node)
+        if key in self._sizes:
+            return self._sizes[key]
+        if key in self._open:
+            raise ExpandError(f"the YAML anchor {_anchor(node)} contains itself (a recursive alias)")
+        self._open.add(key)
+        n = 1 + sum(self.size(child) for child in _children(node))
+        self._open.discard(key)
+        self._sizes[key] = n
+        return n
+
+    def walk(self, node: yaml.Node) -> None:
+        key = id(node)
+        if key in self._seen:  # an alias: its own node, then all of its expansion at once
+            n = self.size(node)
+            self.decodes += 1 + n
+            self.aliases += n
+            if not alias_expansion_ok(self.decodes, self.aliases):
+                raise ExpandError(
+                    f"YAML aliases make {self.aliases:,} of its first {self.decodes:,} nodes, more than the "
+                    f"{allowed_alias_ratio(self.decodes):.0%} Kubernetes' YAML decoder (sigs.k8s.io/yaml) allows "
+                    f"(99% up to {ALIAS_RATIO_LOW:,} nodes, falling to 10% at {ALIAS_RATIO_HIGH:,}): refused")
+            return
+        self._seen.add(key)
+        self.size(node)  # refuses a recursive alias before it is walked
+        self.decodes += 1
+        for child in _children(node):
+            self.walk(child)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def _anchor(node: yaml.Node) -> str:
+    mark = node.start_mark
+    return f"at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "?"
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """yaml.safe_load_all's loader, refusing a document whose aliases expand past the bound before
+    anything is built from it."""
+
+    def compose_document(self) -> yaml.Node | None:
+        node: yaml.Node | None = super().compose_document()
+        if node is not None:
+            _ExpansionCounter().walk(node)
+        return node
+
+
+def load_documents(text: str, name: str) -> list[Any]:
+    """The YAML (or JSON) documents of `text`, none of them null; raises ExpandError naming `name`
+    and the document for excessive aliasing, yaml.YAMLError for what is not YAML."""
+    loader = _BoundedLoader(text)
+    docs: list[Any] = []
+    try:
+        while loader.check_data():  # type: ignore[no-untyped-call]
+            try:
+                doc = loader.get_data()
+            except ExpandError as exc:
+                raise ExpandError(f"{name}: document {len(docs) + 1}: {exc}") from None
+            except RecursionError:
+                raise ExpandError(f"{name}: document {len(docs) + 1}: nested too deeply to read") from None
+            if doc is not None:
+                docs.append(doc)
+    finally:
+        loader.dispose()
+    return docs
+
+
 class Expander:
     """Turns manifests into pods; `rng` makes the generated name suffixes, `now` (seconds since the
     epoch) the CronJob's scheduled time, both passed in so that tests and reruns are reproducible."""
@@ -81,6 +190,7 @@ class Expander:
         self.rng = rng or random.Random(0)
         self.now = now or (lambda: 0.0)
         self._uids = 0
+        self._pods = 0
 
     def expand(self, manifests: Iterable[Mapping[str, Any]]) -> Expanded:
         out = Expanded()
@@ -109,6 +219,7 @@ class Expander:
             raise ExpandError(f"{where}: metadata.name is required")
         spec = m.get("spec") or {}
         if kind == "Pod":
+            self._budget(1, "the pod", where)
             out.pods.append(self._pod(dict(m), ns, where, name))
         elif kind == "Service":
             out.add("services", _convert({**m, "metadata": {**meta, "namespace": ns}}, Service, where))
@@ -122,7 +233,7 @@ class Expander:
                                              "spec": {"selector": spec.get("selector")}}, ReplicaSet, where))
             labels = {"pod-template-hash": rs_name.removeprefix(f"{name}-")}
             owner = _owner("apps/v1", "ReplicaSet", rs_name, rs_uid)
-            for _ in range(_replicas(spec, where)):
+            for _ in range(self._budget(_replicas(spec, where), "spec.replicas", where)):
                 out.pods.append(self._from_template(template, ns, f"{rs_name}-{self._suffix()}", labels, owner,
                                                     where))
         elif kind in ("ReplicaSet", "ReplicationController"):
@@ -136,7 +247,7 @@ class Expander:
                 selector = spec.get("selector") or (template.get("metadata") or {}).get("labels") or {}
                 out.add("replicationcontrollers", _rc(name, ns, uid, selector, where))
                 owner = _owner("v1", "ReplicationController", name, uid)
-            for _ in range(_replicas(spec, where)):
+            for _ in range(self._budget(_replicas(spec, where), "spec.replicas", where)):
                 out.pods.append(self._from_template(template, ns, f"{name}-{self._suffix()}", {}, owner, where))
         elif kind == "StatefulSet":
             template = _template(spec, where)
@@ -146,7 +257,7 @@ class Expander:
             owner = _owner("apps/v1", "StatefulSet", name, uid)
             revision = f"{name}-{template_hash(template)}"
             start = int((spec.get("ordinals") or {}).get("start") or 0)
-            for ordinal in range(start, start + _replicas(spec, where)):
+            for ordinal in range(start, start + self._budget(_replicas(spec, where), "spec.replicas", where)):
                 pod_name = f"{name}-{ordinal}"
                 labels = {"controller-revision-hash": revision, "statefulset.kubernetes.io/pod-name": pod_name,
                           "apps.kubernetes.io/pod-index": str(ordinal)}
@@ -177,6 +288,7 @@ class Expander:
         if spec.get("suspend"):
             count = 0
             out.notes.append(f"{where}: suspended, so it makes no pods")
+        self._budget(count, "spec.parallelism" if count == parallelism else "spec.completions", where)
         indexed = spec.get("completionMode") == "Indexed"
         labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
                   "controller-uid": uid, "job-name": name}
@@ -217,6 +329,14 @@ class Expander:
         pod: Pod = _convert({"metadata": meta, "spec": spec, "status": {"phase": "Pending"}}, Pod, where)
         return pod
 
+    def _budget(self, count: int, field: str, where: str) -> int:
+        """`count`, once the pods made so far and these are within MAX_PODS; else ExpandError."""
+        if self._pods + count > MAX_PODS:
+            raise ExpandError(f"{where}: {field}: the manifests would make more than {MAX_PODS} pods in all "
+                              f"({self._pods} before this one; simulate's bound)")
+        self._pods += count
+        return count
+
     def _uid(self) -> str:
         self._uids += 1
         digest = hashlib.sha256(f"{self.rng.random()}-{self._uids}".encode()).hexdigest()
@@ -250,8 +370,9 @@ def _count(spec: Mapping[str, Any], key: str, default: int, where: str) -> int:
     value = spec.get(key, default)
     if value is None:
         return default
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ExpandError(f"{where}: spec.{key} must be a whole number >= 0, not {value!r}")
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_COUNT:
+        raise ExpandError(f"{where}: spec.{key} must be a whole number >= 0 and at most {MAX_COUNT} "
+                          f"(simulate's bound on the pods one workload makes), not {value!r}")
     return value
 
 
