@@ -20,10 +20,10 @@ import msgspec
 from kubesched import logs
 from kubesched.api import ApiClient, load_kubeconfig
 from kubesched.config import load
-from kubesched.localcluster import build, plane
-from kubesched.localcluster.topology import seed_kind
 from kubesched.model.objects import Pod
 from kubesched.scheduler.scheduler import Scheduler
+from kubesched_dev.localcluster import build, plane
+from kubesched_dev.localcluster.topology import seed_kind
 
 CLUSTER = "kubesched-demo"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
