@@ -16,13 +16,23 @@ def state_root() -> Path:
     return Path(base) / "kubesched" / "clusters"
 
 
+def shipped(name: str, marker: str) -> Path:
+    """One of the data trees kubesched-dev ships (controlplane, examples): devtools/<name> in a
+    checkout, or kubesched_dev/_<name> inside the installed wheel (force-included there)."""
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parents[1] / name
+    packaged = package / f"_{name}"
+    for where in (checkout, packaged):
+        if (where / marker).exists():
+            return where
+    raise FileNotFoundError(f"the {name}/ of kubesched-dev was not found at {checkout} or {packaged}")
+
+
 def controlplane_source() -> Path:
-    """The Go wrapper modules: next to src/ in a checkout, or packaged inside the wheel."""
-    here = Path(__file__).resolve()
-    checkout = here.parents[3] / "controlplane"
-    if (checkout / "kubernetes" / "go.mod").exists():
-        return checkout
-    packaged = here.parents[1] / "_controlplane"
-    if (packaged / "kubernetes" / "go.mod").exists():
-        return packaged
-    raise FileNotFoundError(f"the controlplane/ Go modules were not found at {checkout} or {packaged}")
+    """The Go wrapper modules that pin the control plane's versions."""
+    return shipped("controlplane", "kubernetes/go.mod")
+
+
+def examples() -> Path:
+    """The seed's config and manifests and the demo's own CronJob, which `kubesched demo` applies."""
+    return shipped("examples", "config/seed.yaml")
