@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.localcluster import build
-from kubesched.localcluster import plane as planes
-from kubesched.localcluster.topology import seed_kind
+from kubesched_dev.localcluster import build
+from kubesched_dev.localcluster import plane as planes
+from kubesched_dev.localcluster.topology import seed_kind
 from tests.integration.kube import Kube
 
 

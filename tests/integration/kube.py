@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kubesched.localcluster import build
-from kubesched.localcluster.plane import Cluster
+from kubesched_dev.localcluster import build
+from kubesched_dev.localcluster.plane import Cluster
 
 T = TypeVar("T")
 

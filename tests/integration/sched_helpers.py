@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from kubesched.localcluster import plane as planes
-from kubesched.localcluster.topology import NodeSpec, Topology
 from kubesched.model.quantity import milli_value
+from kubesched_dev.localcluster import plane as planes
+from kubesched_dev.localcluster.topology import NodeSpec, Topology
 from tests.integration.kube import Kube, wait_for
 
 KUBESCHED = "kubesched"

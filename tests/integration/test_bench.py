@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kubesched.bench.run import PLANE_PREFIX
-from kubesched.cmd.bench import QUICK, bench
-from kubesched.localcluster import plane as planes
+from kubesched_dev.bench.run import PLANE_PREFIX
+from kubesched_dev.cmd.bench import QUICK, bench
+from kubesched_dev.localcluster import plane as planes
 
 # Three planes started and three runs of up to 145 s each (bench.run.Options.run_timeout); ~2 min here.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]

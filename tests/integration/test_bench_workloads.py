@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kubesched.bench.run import PLANE_PREFIX
-from kubesched.cmd.bench import bench
-from kubesched.localcluster import plane as planes
+from kubesched_dev.bench.run import PLANE_PREFIX
+from kubesched_dev.cmd.bench import bench
+from kubesched_dev.localcluster import plane as planes
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 

@@ -3,7 +3,7 @@ seconds after each start and started again, through a run on a nearly full clust
 pool: every pod bound, no node overcommitted, the pool kept. The full-size run is
 `kubesched chaos kill --nodes 90 --pool-nodes 5 --fill 0.96` (docs/reliability.md).
 
-`kubesched.bench.chaos` runs it on a plane of its own, as the command does.
+`kubesched_dev.bench.chaos` runs it on a plane of its own, as the command does.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.bench.chaos import ChaosOptions, run
+from kubesched_dev.bench.chaos import ChaosOptions, run
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
 

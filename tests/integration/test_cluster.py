@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from kubesched.localcluster import plane as planes
-from kubesched.localcluster import procs
-from kubesched.localcluster.topology import uniform
+from kubesched_dev.localcluster import plane as planes
+from kubesched_dev.localcluster import procs
+from kubesched_dev.localcluster.topology import uniform
 from tests.integration.kube import Kube, wait_for
 
 WORKERS = {"kind-worker", "kind-worker2", "kind-worker3"}

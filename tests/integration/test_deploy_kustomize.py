@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.localcluster.procs import free_port
+from kubesched_dev.localcluster.procs import free_port
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube
 from tests.integration.sched_helpers import create_pod, pod_manifest, wait_bound

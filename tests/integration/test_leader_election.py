@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.localcluster.procs import free_port
+from kubesched_dev.localcluster.procs import free_port
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import create_pod, events, pod_manifest, wait_bound

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from kubesched.localcluster.procs import free_port
+from kubesched_dev.localcluster.procs import free_port
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 

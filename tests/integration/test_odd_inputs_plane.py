@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from kubesched.localcluster.topology import NodeSpec, Taint, Topology
+from kubesched_dev.localcluster.topology import NodeSpec, Taint, Topology
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import (

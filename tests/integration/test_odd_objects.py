@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.localcluster.topology import NodeSpec
 from kubesched.model.quantity import milli_value
+from kubesched_dev.localcluster.topology import NodeSpec
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import container, create_nodes, create_pod, delete_nodes, pod_manifest, wait_bound

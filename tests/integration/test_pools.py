@@ -2,7 +2,7 @@
 kube-scheduler beside kubesched, real kubectl, and `kubesched run` / `kubesched pool` as subprocesses.
 
 Three planes of this module's own, so nothing here touches the session plane or its kubesched:
-- seed: the seed's kind topology, kubesched with examples/config/seed.yaml, the seed's manifests;
+- seed: the seed's kind topology, kubesched with devtools/examples/config/seed.yaml, the seed's manifests;
 - pool: two general nodes and `pool-1`, made a pool node with `kubectl label` and `kubesched pool taint`;
 - full (class TestPoolFull): a pool node that is nearly full, a second kubesched with fallback general.
 
@@ -27,17 +27,17 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.localcluster import plane as planes
-from kubesched.localcluster.topology import NodeSpec, Taint, Topology, parse, seed_kind
+from kubesched_dev.localcluster import plane as planes
+from kubesched_dev.localcluster.topology import NodeSpec, Taint, Topology, parse, seed_kind
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
-SEED_CONFIG = REPO / "examples" / "config" / "seed.yaml"
+SEED_CONFIG = REPO / "devtools" / "examples" / "config" / "seed.yaml"
 DEFAULT_CONFIG = REPO / "examples" / "config" / "default.yaml"
-SEED_MANIFESTS = REPO / "examples" / "seed"
+SEED_MANIFESTS = REPO / "devtools" / "examples" / "seed"
 
-SEED_SCHEDULER = "my-custom-scheduler"  # the profile's schedulerName in examples/config/seed.yaml
+SEED_SCHEDULER = "my-custom-scheduler"  # the profile's schedulerName in devtools/examples/config/seed.yaml
 KUBESCHED = "kubesched"
 GENERAL_SCHEDULER = "kubesched-general"  # the fallback-general profile of TestPoolFull
 
@@ -212,7 +212,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         # seed config is seen to recognise CronJob pods by ownership too.
         seed.namespace("seed")
         manifests = (SEED_MANIFESTS / "cronjobs.yaml").read_text()
-        assert manifests.count('schedule: "*/2 * * * *"') == 3, "examples/seed/cronjobs.yaml changed"
+        assert manifests.count('schedule: "*/2 * * * *"') == 3, "devtools/examples/seed/cronjobs.yaml changed"
         seed.kubectl("apply", "-n", "seed", "-f", "-",
                      input=manifests.replace('schedule: "*/2 * * * *"', f'schedule: "{EVERY_MINUTE}"'))
         seed.create("/apis/batch/v1/namespaces/seed/cronjobs", cronjob("no-selector", SEED_SCHEDULER))
@@ -227,7 +227,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
             planes.down(name, _progress)
 
 
-# --- seed plane: examples/config/seed.yaml and the seed's manifests -------------------------------
+# --- seed plane: devtools/examples/config/seed.yaml and the seed's manifests ----------------------
 
 def test_seed_nginx_never_on_the_pool_or_control_node_also_at_10_replicas(fleet: Fleet) -> None:
     seed = fleet.seed

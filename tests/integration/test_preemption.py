@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from kubesched.localcluster.topology import NodeSpec, Topology
+from kubesched_dev.localcluster.topology import NodeSpec, Topology
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import (

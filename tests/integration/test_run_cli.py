@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kubesched import __version__
-from kubesched.localcluster.procs import free_port
+from kubesched_dev.localcluster.procs import free_port
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 

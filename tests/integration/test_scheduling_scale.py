@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.localcluster.http import create_all, tls_context
-from kubesched.localcluster.topology import seed_kind
+from kubesched_dev.localcluster.http import create_all, tls_context
+from kubesched_dev.localcluster.topology import seed_kind
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import (

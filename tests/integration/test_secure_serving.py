@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.localcluster.procs import free_port
+from kubesched_dev.localcluster.procs import free_port
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.localcluster.topology import parse
+from kubesched_dev.localcluster.topology import parse
 from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import create_nodes, create_pod, delete_nodes, own_plane, pod_manifest, wait_bound
 from tests.integration.test_scheduling_scenarios import SCENARIOS, Scenario, _node_manifest, _resolve

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.localcluster.topology import NodeSpec
+from kubesched_dev.localcluster.topology import NodeSpec
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import (

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.localcluster.topology import NodeSpec, parse
+from kubesched_dev.localcluster.topology import NodeSpec, parse
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import (

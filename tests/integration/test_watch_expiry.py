@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from kubesched.localcluster import plane as planes
-from kubesched.localcluster import procs
-from kubesched.localcluster.topology import NodeSpec, Topology
+from kubesched_dev.localcluster import plane as planes
+from kubesched_dev.localcluster import procs
+from kubesched_dev.localcluster.topology import NodeSpec, Topology
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import (

@@ -157,3 +157,19 @@ USER 65532:65532
 ])
 def test_the_checker(text: str, expected: list[str]) -> None:
     assert violations(text) == expected
+
+
+def test_the_image_holds_the_scheduler_alone() -> None:
+    """The build copies kubesched's own files only: not the dev tools (devtools/: the local control
+    plane and its Go modules, bench, demo), which the dev group alone installs (`--no-dev` here)."""
+    stages, _ = _stages(CONTAINERFILE.read_text())
+    sources = []
+    for stage in stages:
+        for op, rest in stage.instructions:
+            words = shlex.split(rest) if op in ("COPY", "ADD") else []
+            if words and not any(w.startswith("--from=") for w in words):
+                sources += [w for w in words[:-1] if not w.startswith("--")]
+    assert sorted(sources) == ["LICENSE", "NOTICE", "README.md", "pyproject.toml", "src", "uv.lock"]
+    runs = [rest for s in stages for op, rest in s.instructions if op == "RUN" and "uv sync" in rest]
+    assert runs
+    assert all("--no-dev" in r for r in runs)

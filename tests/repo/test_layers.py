@@ -9,8 +9,7 @@ from tests.paths import REPO
 
 # The package's face and its entry point, not rooms.
 NOT_ROOMS = {"__init__", "__main__"}
-# The dev tools, leaving for a package of their own (the local plane, the benchmarks, the demo).
-DEV_TOOLS = {"bench", "demo", "localcluster"}
+
 
 
 def _layers() -> list[str]:
@@ -23,5 +22,5 @@ def test_every_room_of_the_package_is_a_layer() -> None:
     package = REPO / "src" / "kubesched"
     rooms = {p.stem for p in package.iterdir()
              if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))} - NOT_ROOMS
-    assert sorted(rooms - set(_layers()) - DEV_TOOLS) == []
+    assert sorted(rooms - set(_layers())) == []
     assert sorted(set(_layers()) - rooms) == []

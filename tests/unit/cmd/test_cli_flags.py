@@ -123,11 +123,11 @@ def test_bad_flags_stop_before_anything_runs(args: list[str], message: str) -> N
 
 def test_write_config_to_writes_what_runs_and_exits(tmp_path: Path) -> None:
     out = tmp_path / "effective.yaml"
-    code, text = _run(f"--config={ROOT / 'examples' / 'config' / 'seed.yaml'}", f"--write-config-to={out}",
+    code, text = _run(f"--config={ROOT / 'devtools' / 'examples' / 'config' / 'seed.yaml'}", f"--write-config-to={out}",
                       "--leader-elect-resource-name=other")
     assert code == 0, text
     written = loads(out.read_text())
-    expected = load(str(ROOT / "examples" / "config" / "seed.yaml"))
+    expected = load(str(ROOT / "devtools" / "examples" / "config" / "seed.yaml"))
     assert written.profiles == expected.profiles
     assert written.leader_election.resource_name == "other"
     assert loads(dumps(written)) == written

@@ -116,7 +116,7 @@ def test_conflict_is_retried_with_a_fresh_read() -> None:
 
 
 def test_pools_from_the_seed_config_have_no_taint() -> None:
-    (spec,) = pools_from_config(str(REPO / "examples/config/seed.yaml"))
+    (spec,) = pools_from_config(str(REPO / "devtools/examples/config/seed.yaml"))
     assert spec.taint is None
     api = FakeApi(cluster())
     out: list[str] = []

@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 import pytest
 
-from kubesched.bench import run, stats, workloads
-from kubesched.bench.pending import pods_left
+from kubesched_dev.bench import run, stats, workloads
+from kubesched_dev.bench.pending import pods_left
 
 
 class Meter:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.bench import plot
+from kubesched_dev.bench import plot
 
 
 def test_without_matplotlib_the_error_names_the_bench_extra(monkeypatch: pytest.MonkeyPatch,
@@ -20,7 +20,7 @@ def test_without_matplotlib_the_error_names_the_bench_extra(monkeypatch: pytest.
         return real(name, package)
 
     monkeypatch.setattr(importlib, "import_module", import_module)
-    with pytest.raises(plot.MissingExtraError, match=r"kubesched\[bench\]") as info:
+    with pytest.raises(plot.MissingExtraError, match=r"kubesched-dev\[bench\]") as info:
         plot.bound_over_time([], tmp_path / "bound.png", "title")
     assert isinstance(info.value, ImportError)
     assert not (tmp_path / "bound.png").exists()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.bench import report, restart
-from kubesched.bench.report import Restart, RunResult
+from kubesched_dev.bench import report, restart
+from kubesched_dev.bench.report import Restart, RunResult
 
 NAMES = restart.restart_names(3)
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from kubesched.bench import procstat, stats
+from kubesched_dev.bench import procstat, stats
 
 
 @pytest.mark.parametrize(("values", "p", "want"), [

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from kubesched.bench import report, validity, workload, workloads
-from kubesched.bench.pending import _Condition, _Meta, _Pod, _Status, describe
-from kubesched.bench.report import RunResult
-from kubesched.bench.workloads import WorkloadError, build
-from kubesched.localcluster import plane
+from kubesched_dev.bench import report, validity, workload, workloads
+from kubesched_dev.bench.pending import _Condition, _Meta, _Pod, _Status, describe
+from kubesched_dev.bench.report import RunResult
+from kubesched_dev.bench.workloads import WorkloadError, build
+from kubesched_dev.localcluster import plane
 
 
 def _spec(pod: dict[str, Any]) -> dict[str, Any]:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.localcluster import build
-from kubesched.localcluster.versions import COMPONENTS, KUBERNETES_VERSION
+from kubesched_dev.localcluster import build
+from kubesched_dev.localcluster.versions import COMPONENTS, KUBERNETES_VERSION
 
 
 def test_cache_key_names_the_versions() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kubesched.cmd import bench as cli_bench
-from kubesched.localcluster.plane import ClusterError
+from kubesched_dev.cmd import bench as cli_bench
+from kubesched_dev.localcluster.plane import ClusterError
 
 
 def test_a_plane_that_does_not_start_is_reported_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubesched.cmd.main import main
-from kubesched.localcluster import plane
+from kubesched_dev.localcluster import plane
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.localcluster import plane
+from kubesched_dev.localcluster import plane
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.localcluster.topology import TopologyError, parse, resolve, seed_kind, uniform
+from kubesched_dev.localcluster.topology import TopologyError, parse, resolve, seed_kind, uniform
 
 
 def test_seed_kind_matches_the_seed_cluster() -> None:

@@ -22,9 +22,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 import kubesched.serving as serving
 from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.cmd.flags import with_master
-from kubesched.localcluster.procs import free_port
 from kubesched.serving import Endpoints, ServingOptions
 from kubesched.serving.certs import self_signed
+from kubesched_dev.localcluster.procs import free_port
 
 REFRESH = 0.2
 ENDPOINTS = Endpoints(exposition=lambda: b"# metrics\n", ready=lambda: True, health=lambda: None)

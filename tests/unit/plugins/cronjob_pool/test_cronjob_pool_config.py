@@ -61,7 +61,7 @@ def test_default_config_loads() -> None:
 
 
 def test_seed_config_loads() -> None:
-    config = load(str(REPO / "examples/config/seed.yaml"))
+    config = load(str(REPO / "devtools/examples/config/seed.yaml"))
     assert not config.unimplemented
     profile = config.profiles[0]
     assert profile.scheduler_name == "my-custom-scheduler"
@@ -79,7 +79,8 @@ def test_seed_config_loads() -> None:
 
 
 def test_seed_manifests_use_the_seed_configs_scheduler_name() -> None:
-    docs = [d for f in sorted((REPO / "examples/seed").glob("*.yaml")) for d in yaml.safe_load_all(f.read_text())]
+    seed = REPO / "devtools/examples/seed"
+    docs = [d for f in sorted(seed.glob("*.yaml")) for d in yaml.safe_load_all(f.read_text())]
     kinds = sorted(d["kind"] for d in docs)
     assert kinds == ["CronJob", "CronJob", "CronJob", "Deployment"]
     for d in docs:

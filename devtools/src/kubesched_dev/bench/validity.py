@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from kubesched.bench.workloads import Plan
+from kubesched_dev.bench.workloads import Plan
 
 MAX_LISTED = 5  # violations named in the message; the count says how many in all
 

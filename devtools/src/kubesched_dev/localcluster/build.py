@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kubesched.localcluster.paths import cache_root, controlplane_source
-from kubesched.localcluster.versions import COMPONENTS, ETCD_VERSION, KUBERNETES_VERSION, KWOK_VERSION, Component
+from kubesched_dev.localcluster.paths import cache_root, controlplane_source
+from kubesched_dev.localcluster.versions import COMPONENTS, ETCD_VERSION, KUBERNETES_VERSION, KWOK_VERSION, Component
 
 Progress = Callable[[str], None]
 _TICK_SECONDS = 15.0

@@ -9,8 +9,8 @@ import time
 
 import click
 
-from kubesched.localcluster import build, plane
-from kubesched.localcluster.topology import TopologyError, resolve
+from kubesched_dev.localcluster import build, plane
+from kubesched_dev.localcluster.topology import TopologyError, resolve
 
 
 def say(message: str) -> None:

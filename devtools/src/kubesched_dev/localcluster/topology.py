@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from kubesched.localcluster.versions import KUBERNETES_VERSION
 from kubesched.model.quantity import QuantityError, parse_decimal
+from kubesched_dev.localcluster.versions import KUBERNETES_VERSION
 
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")

@@ -22,13 +22,13 @@ from typing import Any
 import msgspec
 import yaml
 
-from kubesched.localcluster import procs
-from kubesched.localcluster.build import ensure_built
-from kubesched.localcluster.http import create_all, get, tls_context
-from kubesched.localcluster.paths import state_root
-from kubesched.localcluster.pki import CertificateAuthority, service_account_keys
-from kubesched.localcluster.topology import KWOK_ANNOTATION, Topology
 from kubesched.model.objects import Node
+from kubesched_dev.localcluster import procs
+from kubesched_dev.localcluster.build import ensure_built
+from kubesched_dev.localcluster.http import create_all, get, tls_context
+from kubesched_dev.localcluster.paths import state_root
+from kubesched_dev.localcluster.pki import CertificateAuthority, service_account_keys
+from kubesched_dev.localcluster.topology import KWOK_ANNOTATION, Topology
 
 Progress = Callable[[str], None]
 START_ORDER = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")

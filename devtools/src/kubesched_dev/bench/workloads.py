@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.bench import workload
-from kubesched.bench.workload import pod_manifest as basic_pod
-from kubesched.localcluster.topology import NodeSpec, Topology, uniform
+from kubesched_dev.bench import workload
+from kubesched_dev.bench.workload import pod_manifest as basic_pod
+from kubesched_dev.localcluster.topology import NodeSpec, Topology, uniform
 
 ZONE_KEY = "topology.kubernetes.io/zone"
 HOSTNAME_KEY = "kubernetes.io/hostname"

@@ -29,9 +29,9 @@ from typing import Any
 import yaml
 
 from kubesched.api import ApiClient, load_config
-from kubesched.bench import chaos_workload as wl
-from kubesched.bench.contenders import Running, python_env, warm_bytecode
-from kubesched.localcluster import plane, procs
+from kubesched_dev.bench import chaos_workload as wl
+from kubesched_dev.bench.contenders import Running, python_env, warm_bytecode
+from kubesched_dev.localcluster import plane, procs
 
 Progress = Callable[[str], None]
 SCENARIOS = ("kill", "apiserver", "failover", "soak")

@@ -3,7 +3,7 @@
 One list of the pending pods with our scheduler name (then a watch for new ones), and for each:
 POST the binding, round-robin over the nodes, and POST a `Scheduled` event beside it. 64 keep-alive
 HTTP/1.1 connections for binds and 16 for events, no client-side rate limit, orjson bodies, uvloop:
-the best settings measured on this machine. Run as its own process (`python -m kubesched.bench.limit`)
+the best settings measured on this machine. Run as its own process (`python -m kubesched_dev.bench.limit`)
 so its CPU and memory are measured like any other contender's.
 """
 
@@ -26,7 +26,7 @@ import uvloop
 from kubesched.api import ApiClient, load_config
 from kubesched.api.binder import binding_body
 from kubesched.api.events import micro_time
-from kubesched.bench.slim import Meta, Pod, PodList
+from kubesched_dev.bench.slim import Meta, Pod, PodList
 
 CONNECTIONS = 64
 # Events go out beside the binds, as a scheduler sends them (kube-scheduler's broadcaster, kubesched's
@@ -138,7 +138,7 @@ async def _main(kubeconfig: str, scheduler_name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m kubesched.bench.limit", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m kubesched_dev.bench.limit", description=__doc__)
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--scheduler-name", required=True)
     args = parser.parse_args(argv)

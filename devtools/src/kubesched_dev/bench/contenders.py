@@ -22,11 +22,11 @@ from pathlib import Path
 
 import yaml
 
-from kubesched.bench.procstat import Meter, descendants
-from kubesched.localcluster import build, procs
-from kubesched.localcluster.http import get, tls_context
-from kubesched.localcluster.paths import cache_root
-from kubesched.localcluster.plane import Cluster
+from kubesched_dev.bench.procstat import Meter, descendants
+from kubesched_dev.localcluster import build, procs
+from kubesched_dev.localcluster.http import get, tls_context
+from kubesched_dev.localcluster.paths import cache_root
+from kubesched_dev.localcluster.plane import Cluster
 
 NAMES = ("limit", "kube-scheduler", "kubesched")
 QPS = 5000
@@ -53,7 +53,7 @@ def python_env() -> dict[str, str]:
 
 def warm_bytecode() -> None:
     """Compile once before the first run, so round 1 starts like the others."""
-    imports = "import kubesched.cmd.main, kubesched.cmd.run, kubesched.scheduler.scheduler, kubesched.bench.limit"
+    imports = "import kubesched.cmd.main, kubesched.cmd.run, kubesched.scheduler.scheduler, kubesched_dev.bench.limit"
     subprocess.run([sys.executable, "-c", imports], env=python_env(), check=True)
 
 
@@ -122,8 +122,8 @@ def scheduler_config(ctx: RunContext) -> Path:
 
 
 def start_limit(ctx: RunContext) -> Running:
-    return Running("limit", [sys.executable, "-m", "kubesched.bench.limit", f"--kubeconfig={ctx.cluster.kubeconfig}",
-                             f"--scheduler-name={ctx.scheduler_name}"],
+    return Running("limit", [sys.executable, "-m", "kubesched_dev.bench.limit",
+                             f"--kubeconfig={ctx.cluster.kubeconfig}", f"--scheduler-name={ctx.scheduler_name}"],
                    ctx.workdir / "limit.log", lambda r: "ready:" in r.log(), env=python_env())
 
 

@@ -13,10 +13,10 @@ import asyncio
 import time
 
 from kubesched.api import ApiClient
-from kubesched.bench import workload
-from kubesched.bench.contenders import STARTERS, RunContext, Running
-from kubesched.bench.report import Restart
-from kubesched.bench.watcher import Watcher
+from kubesched_dev.bench import workload
+from kubesched_dev.bench.contenders import STARTERS, RunContext, Running
+from kubesched_dev.bench.report import Restart
+from kubesched_dev.bench.watcher import Watcher
 
 RESTART_PODS = 20
 POLL = 0.1

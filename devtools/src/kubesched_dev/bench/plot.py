@@ -1,7 +1,8 @@
 """The PNG of pods bound over time, one line per run, a colour per contender.
 
 matplotlib is imported here only, when a plot is asked for. It is not a dependency of the scheduler
-but of the `bench` extra (`pip install 'kubesched[bench]'`, `uv sync --extra bench`); without it the
+but of kubesched-dev's `bench` extra (`pip install 'kubesched-dev[bench]'`; a checkout's `./dev` syncs
+it, through the dev group's `kubesched-dev[bench]`); without it the
 bench still runs and says the PNG was skipped, and `bound_over_time` raises MissingExtraError.
 """
 
@@ -11,14 +12,14 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-from kubesched.bench.report import RunResult
+from kubesched_dev.bench.report import RunResult
 
 COLOURS = {"limit": "#7f7f7f", "kube-scheduler": "#1f77b4", "kubesched": "#d62728",
            "kubesched-asyncio": "#ff9896"}
 
 
-MISSING = ("matplotlib is not installed: it comes with kubesched's `bench` extra "
-           "(pip install 'kubesched[bench]', or uv sync --extra bench in a checkout)")
+MISSING = ("matplotlib is not installed: it comes with kubesched-dev's `bench` extra "
+           "(pip install 'kubesched-dev[bench]', or uv sync in a checkout)")
 
 
 class MissingExtraError(ImportError):

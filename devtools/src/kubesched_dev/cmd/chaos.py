@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from kubesched.bench.chaos import SCENARIOS, ChaosOptions, run
+from kubesched_dev.bench.chaos import SCENARIOS, ChaosOptions, run
 
 
 @click.command()

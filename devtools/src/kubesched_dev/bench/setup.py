@@ -20,8 +20,8 @@ import orjson
 
 from kubesched.api import ApiClient, ApiError
 from kubesched.api.client import MERGE_PATCH
-from kubesched.bench import workload
-from kubesched.bench.workloads import Plan, SetupObject, claim, volume
+from kubesched_dev.bench import workload
+from kubesched_dev.bench.workloads import Plan, SetupObject, claim, volume
 
 CONCURRENCY = 32
 BOUND_TIMEOUT_S = 120.0

@@ -39,3 +39,8 @@ COMPONENTS: tuple[Component, ...] = (
     Component("kube-scheduler", "kubernetes", "k8s.io/kubernetes/cmd/kube-scheduler", _k8s_ldflags(), 16),
     Component("kubectl", "kubernetes", "k8s.io/kubernetes/cmd/kubectl", _k8s_ldflags(), 34),
 )
+
+
+def summary() -> str:
+    """`kubesched version`'s words for the plane (the `kubesched.versions` entry point)."""
+    return f"local control plane: Kubernetes {KUBERNETES_VERSION}, etcd {ETCD_VERSION}, kwok {KWOK_VERSION}"

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kubesched.api import ApiClient, load_config
-from kubesched.bench import capacity, restart, setup, stats, validity, workload, workloads
-from kubesched.bench.contenders import STARTERS, RunContext, Running, warm_bytecode
-from kubesched.bench.pending import pending_summary, pods_left
-from kubesched.bench.report import RunResult
-from kubesched.bench.watcher import Watcher
-from kubesched.bench.workloads import Plan
-from kubesched.localcluster import plane
+from kubesched_dev.bench import capacity, restart, setup, stats, validity, workload, workloads
+from kubesched_dev.bench.contenders import STARTERS, RunContext, Running, warm_bytecode
+from kubesched_dev.bench.pending import pending_summary, pods_left
+from kubesched_dev.bench.report import RunResult
+from kubesched_dev.bench.watcher import Watcher
+from kubesched_dev.bench.workloads import Plan
+from kubesched_dev.localcluster import plane
 
 Progress = Callable[[str], None]
 PLANE_PREFIX = "kubesched-bench-"

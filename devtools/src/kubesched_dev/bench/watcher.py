@@ -17,8 +17,8 @@ from collections.abc import Callable
 import msgspec
 
 from kubesched.api import ApiClient, ApiConnectionError, ApiError
-from kubesched.bench.slim import Pod, PodList
-from kubesched.bench.workload import NAMESPACE
+from kubesched_dev.bench.slim import Pod, PodList
+from kubesched_dev.bench.workload import NAMESPACE
 
 log = logging.getLogger(__name__)
 

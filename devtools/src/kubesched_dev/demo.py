@@ -3,7 +3,8 @@
 The seed's kind cluster (seed-kind topology), kubesched running with the seed's config
 (examples/config/seed.yaml: profile `my-custom-scheduler`, kind-worker3 the CronJob pool,
 tier=control nodes excluded), the seed's manifests applied unchanged (nginx Deployment, three
-CronJobs), and the placement shown by the real kubectl.
+CronJobs), and the placement shown by the real kubectl. The examples travel with kubesched-dev:
+devtools/examples/ in a checkout, kubesched_dev/_examples in its wheel (paths.examples finds them).
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ import msgspec
 from kubesched import logs
 from kubesched.api import ApiClient, load_kubeconfig
 from kubesched.config import load
-from kubesched.localcluster import build, plane
-from kubesched.localcluster.topology import seed_kind
 from kubesched.model.objects import Pod
 from kubesched.scheduler.scheduler import Scheduler
+from kubesched_dev.localcluster import build, plane
+from kubesched_dev.localcluster.paths import examples
+from kubesched_dev.localcluster.topology import seed_kind
 
 CLUSTER = "kubesched-demo"
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 Say = Callable[[str], None]
 
@@ -68,7 +69,8 @@ async def _wait(what: str, check: Callable[[list[Pod]], bool], client: ApiClient
 
 
 async def _run(cluster: plane.Cluster, say: Say, wait_cronjob: bool) -> None:
-    config = load(str(EXAMPLES / "config" / "seed.yaml"))
+    shipped = examples()
+    config = load(str(shipped / "config" / "seed.yaml"))
     async with ApiClient(load_kubeconfig(cluster.kubeconfig)) as client:
         scheduler = Scheduler(client, config)
         task = asyncio.create_task(scheduler.run(), name="kubesched")
@@ -76,9 +78,9 @@ async def _run(cluster: plane.Cluster, say: Say, wait_cronjob: bool) -> None:
         say("kubesched is running with examples/config/seed.yaml (profile my-custom-scheduler; "
             "kind-worker3 is the CronJob pool; tier=control gets nothing)")
         say("applying the seed's manifests unchanged: examples/seed/nginx-deployment.yaml, examples/seed/cronjobs.yaml")
-        _kubectl(cluster, "apply", "-f", str(EXAMPLES / "seed"))
+        _kubectl(cluster, "apply", "-f", str(shipped / "seed"))
         say("and one CronJob of our own without any nodeSelector: examples/demo/report-cronjob.yaml")
-        _kubectl(cluster, "apply", "-f", str(EXAMPLES / "demo" / "report-cronjob.yaml"))
+        _kubectl(cluster, "apply", "-f", str(shipped / "demo" / "report-cronjob.yaml"))
         await _wait("the 3 nginx pods to be bound",
                     lambda pods: sum(1 for p in pods if p.metadata.labels.get("app") == "nginx"
                                      and p.spec.node_name) == 3, client, say, 60)
@@ -115,7 +117,7 @@ def run_demo(say: Say, *, keep: bool, wait_cronjob: bool) -> None:
         if keep:
             say(f"kubesched's log: {log_file}")
             say(f"the cluster keeps running: export KUBECONFIG={cluster.kubeconfig}; kubesched run --config "
-                f"examples/config/seed.yaml; `kubesched cluster down --name {CLUSTER}` removes it")
+                f"{examples() / 'config' / 'seed.yaml'}; `kubesched cluster down --name {CLUSTER}` removes it")
         else:
             plane.down(CLUSTER, say)
             say(f"demo cluster {CLUSTER!r} removed (use --keep to leave it running)")

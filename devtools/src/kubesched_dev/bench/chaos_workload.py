@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 
 from kubesched.api import ApiClient, ApiConnectionError, ApiError
-from kubesched.bench import capacity
-from kubesched.localcluster.topology import NodeSpec, Taint, Topology
+from kubesched_dev.bench import capacity
+from kubesched_dev.localcluster.topology import NodeSpec, Taint, Topology
 
 NAMESPACE = "chaos"
 POOL = "cronjob"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from kubesched.bench import plot, workloads
-from kubesched.bench.contenders import NAMES, STARTERS
-from kubesched.bench.report import RunResult, table, write_json
-from kubesched.bench.run import Options, run_all
-from kubesched.localcluster.plane import ClusterError
+from kubesched_dev.bench import plot, workloads
+from kubesched_dev.bench.contenders import NAMES, STARTERS
+from kubesched_dev.bench.report import RunResult, table, write_json
+from kubesched_dev.bench.run import Options, run_all
+from kubesched_dev.localcluster.plane import ClusterError
 
 QUICK = {"nodes": 50, "pods": 500, "rounds": 1}
 
