@@ -7,7 +7,8 @@ UnschedulableAndUnresolvable (a missing claim for VolumeRestrictions, say): its 
 its PostFilter errors, preemption is not tried, and kube-scheduler's message ends in " not found"
 (`0/3 nodes are available: persistentvolumeclaim "data" not found. not found`). Standing in the
 profile where kube-scheduler has it, this keeps kubesched's messages and decisions the same.
-Resource claims themselves are not evaluated (see the README).
+Resource claims themselves are not evaluated: UnsupportedPodFields keeps a pod with claims Pending
+(docs/plugins.md).
 """
 
 from __future__ import annotations

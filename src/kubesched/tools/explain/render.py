@@ -17,7 +17,7 @@ MAX_NAMES = 3
 
 
 def to_dict(e: Explanation) -> dict[str, Any]:
-    """The JSON/YAML document (schema in the README)."""
+    """The JSON/YAML document (schema in docs/tools.md)."""
     return {
         "pod": e.pod,
         "profile": e.profile,

@@ -1,5 +1,5 @@
 """A Simulation as a table (per pod its node or message, then per node what it would hold) or as
-JSON (schema in the README)."""
+JSON (schema in docs/tools.md)."""
 
 from __future__ import annotations
 
