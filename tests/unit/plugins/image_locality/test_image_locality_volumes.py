@@ -13,7 +13,7 @@ import pytest
 from kubesched.model.objects import Pod, Volume
 from kubesched.plugins import image_locality
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
-from tests.unit.plugins.test_plugin_scores import scores
+from tests.unit.plugins.score_helpers import scores
 
 MB = 1024 * 1024
 

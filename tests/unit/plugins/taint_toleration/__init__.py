@@ -1,0 +1,1 @@
+"""taint_toleration."""
