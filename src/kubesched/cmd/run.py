@@ -64,7 +64,8 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
               help="Also serve /healthz, /livez, /readyz and /metrics over plain HTTP, unauthenticated, here, "
                    "e.g. 127.0.0.1:10260, for local use (default: not served).")
 @click.option("--event-loop", type=click.Choice(["uvloop", "asyncio"]), default="uvloop", show_default=True,
-              help="uvloop (libuv) costs less CPU a pod than asyncio's own loop; see docs/benchmarks.md, 'What made it fast'.")
+              help="uvloop (libuv) costs less CPU a pod than asyncio's own loop; see docs/benchmarks.md, "
+                   "'What made it fast'.")
 @click.option("--binds-in-flight", type=click.IntRange(1, 1024), default=64, show_default=True,
               help="Bindings sent concurrently (each on its own keep-alive HTTP/1.1 connection).")
 @click.option("--failure-exit-after", "failure_limit", type=click.FloatRange(min=1), default=DEFAULT_FAILURE_LIMIT,
