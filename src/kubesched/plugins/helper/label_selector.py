@@ -42,7 +42,7 @@ class Requirement:
     def matches(self, labels: Mapping[str, str]) -> bool:
         value = labels.get(self.key)
         op = self.op
-        if op == EQUALS or op == "In":  # two string compares, no tuple per call
+        if op == "Equals" or op == "In":  # constants, not EQUALS: no global read per call
             return value is not None and value in self.values
         if op == "NotIn":
             return value is None or value not in self.values
