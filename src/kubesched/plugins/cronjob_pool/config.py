@@ -15,7 +15,8 @@
 
 `parse_args` has the config loader's ArgsParser signature and returns the defaulted args in the same
 camelCase shape, so parsing its own output again gives the same result. The config loader imports it;
-it imports only the framework's field readers (kubesched.framework.fields), never kubesched.config.
+it imports the framework's field readers (kubesched.framework.fields) and the label-selector helper, never
+kubesched.config.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from kubesched.framework.fields import (
     qualified_name_problem,
 )
 from kubesched.model.objects import Taint
+from kubesched.plugins.helper.label_selector import Selector, parse_dict
 
 POOL_LABEL = "kubesched.io/pool"
 DEFAULT_POOL = "cronjob"
@@ -69,55 +71,9 @@ _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 # --- typed form ------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Requirement:
-    key: str
-    operator: str  # In, NotIn, Exists, DoesNotExist
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        value = labels.get(self.key)
-        if self.operator == "In":
-            return value is not None and value in self.values
-        if self.operator == "NotIn":
-            return value is None or value not in self.values
-        if self.operator == "Exists":
-            return value is not None
-        return value is None
-
-
-@dataclass(frozen=True)
-class LabelSelector:
-    """A metav1.LabelSelector, matchLabels folded into In requirements; no requirement matches all."""
-
-    requirements: tuple[Requirement, ...]
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return all(r.matches(labels) for r in self.requirements)
-
-    def query(self) -> str:
-        """The selector as a `labelSelector` query parameter (the apiserver's syntax)."""
-        parts = []
-        for r in self.requirements:
-            if r.operator == "In" and len(r.values) == 1:
-                parts.append(f"{r.key}={r.values[0]}")
-            elif r.operator in ("In", "NotIn"):
-                parts.append(f"{r.key} {r.operator.lower()} ({','.join(r.values)})")
-            else:
-                parts.append(r.key if r.operator == "Exists" else f"!{r.key}")
-        return ",".join(parts)
-
-    @classmethod
-    def from_args(cls, raw: Mapping[str, Any]) -> LabelSelector:
-        reqs = [Requirement(k, "In", (v,)) for k, v in sorted(raw.get("matchLabels", {}).items())]
-        reqs += [Requirement(x["key"], x["operator"], tuple(x.get("values", ())))
-                 for x in raw.get("matchExpressions", ())]
-        return cls(tuple(reqs))
-
-
-@dataclass(frozen=True)
 class PodMatch:
     owner_kinds: tuple[str, ...]  # () when pods are not matched by owner
-    selector: LabelSelector | None
+    selector: Selector | None
     node_selector: tuple[tuple[str, str], ...]  # () when not used
 
     def matches_labels_or_selector(self, labels: Mapping[str, str], node_selector: Mapping[str, str]) -> bool:
@@ -130,7 +86,7 @@ class PodMatch:
 class PoolSpec:
     name: str
     pods: PodMatch
-    nodes: LabelSelector
+    nodes: Selector
     taint: Taint | None
     exclusive: bool
     fallback: str  # never | general
@@ -139,7 +95,7 @@ class PoolSpec:
 @dataclass(frozen=True)
 class PoolArgs:
     pools: tuple[PoolSpec, ...]
-    excluded_nodes: LabelSelector | None
+    excluded_nodes: Selector | None
     owner_wait_seconds: int
 
     def pool(self, name: str) -> PoolSpec | None:
@@ -167,15 +123,15 @@ def typed(args: Mapping[str, Any]) -> PoolArgs:
         pools.append(PoolSpec(
             name=raw["name"],
             pods=PodMatch(tuple(pods.get("ownerKinds", ())),
-                          LabelSelector.from_args(selector) if selector is not None else None,
+                          parse_dict(selector) if selector is not None else None,
                           tuple(sorted(pods.get("nodeSelector", {}).items()))),
-            nodes=LabelSelector.from_args(raw["nodes"]),
+            nodes=parse_dict(raw["nodes"]),
             taint=Taint(key=taint["key"], value=taint.get("value", ""), effect=taint["effect"]) if taint else None,
             exclusive=raw["exclusive"],
             fallback=raw["fallback"],
         ))
     excluded = args.get("excludedNodes")
-    return PoolArgs(tuple(pools), LabelSelector.from_args(excluded) if excluded is not None else None,
+    return PoolArgs(tuple(pools), parse_dict(excluded) if excluded is not None else None,
                     args["ownerWaitSeconds"])
 
 
@@ -295,7 +251,9 @@ def _pods(obj: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any]:
 
 
 def _selector(obj: Mapping[str, Any], key: str, path: str, errs: Errors, *, what: str) -> dict[str, Any] | None:
-    """A LabelSelector; an empty one would select every object, which no caller here means."""
+    """A LabelSelector; an empty one would select every object, which no caller here means. The key
+    and value checks are kubesched's wording of apimachinery's rules (the same keys and values pass),
+    so `typed` can build the helper's Selector from what passes."""
     p = child(path, key)
     raw = get_mapping(obj, key, path, errs)
     if raw is None:

@@ -57,7 +57,6 @@ from kubesched.model.objects import Job, Pod, Taint, Toleration
 from kubesched.plugins.cronjob_pool.config import (
     NO_POOL,
     POOL_LABEL,
-    LabelSelector,
     PoolArgs,
     PoolSpec,
     typed,
@@ -73,6 +72,7 @@ from kubesched.plugins.cronjob_pool.ownership import (
     controller_of,
     owner_chain,
 )
+from kubesched.plugins.helper.label_selector import EQUALS, Selector
 from kubesched.plugins.helper.node_selector import LabelRequirement
 from kubesched.plugins.helper.tolerations import first_untolerated, tolerates_taint
 from kubesched.plugins.node_affinity.plugin import required_node_affinity
@@ -110,9 +110,10 @@ class _Selector:
 
     __slots__ = ("_reqs", "_selector")
 
-    def __init__(self, selector: LabelSelector) -> None:
+    def __init__(self, selector: Selector) -> None:
         self._selector = selector
-        self._reqs = tuple(LabelRequirement(r.key, r.operator, r.values) for r in selector.requirements)
+        self._reqs = tuple(LabelRequirement(r.key, "In" if r.op == EQUALS else r.op, tuple(sorted(r.values)))
+                           for r in selector.requirements)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         return self._selector.matches(labels)

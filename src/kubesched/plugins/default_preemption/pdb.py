@@ -13,7 +13,7 @@ from typing import Protocol
 
 from kubesched.framework.types import PodInfo
 from kubesched.model.objects import PodDisruptionBudget
-from kubesched.plugins.pod_topology_spread import selector as sel
+from kubesched.plugins.helper import label_selector as sel
 
 
 class PDBLister(Protocol):

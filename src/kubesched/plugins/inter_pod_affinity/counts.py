@@ -109,8 +109,7 @@ def _zeros_unless_labelled(snapshot: Snapshot, terms: tuple[IncomingTerm, ...]) 
     for t in terms:
         if not t.selects_listed_namespaces_only() or not t.namespaces:
             continue
-        pairs = [(r.key, r.values) for r in t.selector.requirements if r.op == "In"]
-        if t.selector.nothing or snapshot.no_pod_matches(t.namespaces, pairs):
+        if t.selector.nothing or snapshot.no_pod_matches(t.namespaces, t.selector.set_pairs()):
             return np.zeros(snapshot.n, np.int64)
     return None
 

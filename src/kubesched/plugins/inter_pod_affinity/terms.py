@@ -15,8 +15,6 @@ never re-parses an existing pod's terms, and a pod without pod affinity costs on
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -25,13 +23,13 @@ import msgspec
 
 from kubesched.model.objects import (
     Affinity,
-    LabelSelector,
     LabelSelectorRequirement,
     Namespace,
     Pod,
     PodAffinityTerm,
     WeightedPodAffinityTerm,
 )
+from kubesched.plugins.helper.label_selector import Selector, SelectorError, parse
 
 HOSTNAME = "kubernetes.io/hostname"
 _encode = msgspec.json.Encoder().encode
@@ -84,127 +82,6 @@ class StaticNamespaces:
         return self.namespaces.get(namespace)
 
 
-# --- label selectors (metav1.LabelSelectorAsSelector) ------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    key: str
-    op: str  # In, NotIn, Exists, DoesNotExist (matchLabels become In with one value)
-    values: frozenset[str]
-
-    def matches(self, labels: Labels) -> bool:
-        value = labels.get(self.key)
-        op = self.op
-        if op == "In":
-            return value is not None and value in self.values
-        if op == "NotIn":
-            return value is None or value not in self.values
-        if op == "Exists":
-            return value is not None
-        return value is None
-
-
-@dataclass(frozen=True, slots=True)
-class Selector:
-    """A parsed LabelSelector; `nothing` for a nil one. No requirements and not nothing: everything."""
-
-    requirements: tuple[Requirement, ...]
-    nothing: bool = False
-    # Selectors key the per-node memos, hashed several times a cycle: hashed once.
-    _hash: int = field(default=0, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.requirements, self.nothing)))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    @property
-    def everything(self) -> bool:
-        return not self.nothing and not self.requirements
-
-    def matches(self, labels: Labels) -> bool:
-        if self.nothing:
-            return False
-        for r in self.requirements:  # noqa: SIM110  # a loop, not all(): no generator to make per call
-            if not r.matches(labels):
-                return False
-        return True
-
-
-NOTHING = Selector((), nothing=True)
-EVERYTHING = Selector(())
-
-
-class SelectorError(ValueError):
-    pass
-
-
-def _go_strings(values: Sequence[str]) -> str:
-    """A []string as Go's %#v prints it (what field.Invalid shows)."""
-    if not values:
-        return "[]string(nil)"
-    return "[]string{" + ", ".join(json.dumps(v) for v in values) + "}"
-
-
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-                    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-                    "'my_value',  or '12345', regex used for validation is "
-                    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
-
-
-def _value_errors(key: str, values: Sequence[str]) -> list[str]:
-    """labels.validateLabelValue for each value (IsValidLabelValue's messages)."""
-    out: list[str] = []
-    for i, v in enumerate(values):
-        problems = []
-        if len(v) > 63:
-            problems.append("must be no more than 63 characters")
-        if not _LABEL_VALUE.fullmatch(v):
-            problems.append(_LABEL_VALUE_MSG)
-        if problems:
-            out.append(f"values[{i}][{key}]: Invalid value: {json.dumps(v)}: {'; '.join(problems)}")
-    return out
-
-
-def _raise(errors: list[str]) -> None:
-    """field.ErrorList.ToAggregate: one error as itself, several as [a, b]."""
-    if errors:
-        raise SelectorError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
-
-
-def _requirement(expr: LabelSelectorRequirement) -> Requirement:
-    op = expr.operator
-    if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-        raise SelectorError(f"{json.dumps(op)} is not a valid label selector operator")
-    errors: list[str] = []
-    if op in ("In", "NotIn") and not expr.values:
-        errors.append(f"values: Invalid value: {_go_strings(expr.values)}: "
-                      "for 'in', 'notin' operators, values set can't be empty")
-    if op in ("Exists", "DoesNotExist") and expr.values:
-        errors.append(f"values: Invalid value: {_go_strings(expr.values)}: "
-                      "values set must be empty for exists and does not exist")
-    errors.extend(_value_errors(expr.key, expr.values))
-    _raise(errors)
-    return Requirement(expr.key, op, frozenset(expr.values))
-
-
-def parse_selector(selector: LabelSelector | None,
-                   extra: Sequence[LabelSelectorRequirement] = ()) -> Selector:
-    if selector is None:
-        return NOTHING
-    exprs = [*selector.match_expressions, *extra]
-    if not selector.match_labels and not exprs:
-        return EVERYTHING
-    reqs: list[Requirement] = []
-    for k, v in sorted(selector.match_labels.items()):
-        _raise(_value_errors(k, [v]))
-        reqs.append(Requirement(k, "In", frozenset((v,))))
-    reqs.extend(_requirement(x) for x in exprs)
-    return Selector(tuple(reqs))
-
-
 def _label_key_requirements(term: PodAffinityTerm, labels: Labels) -> list[LabelSelectorRequirement]:
     """The apiserver's applyMatchLabelKeysAndMismatchLabelKeys, minus what it already added."""
     if term.label_selector is None or (not term.match_label_keys and not term.mismatch_label_keys):
@@ -251,8 +128,8 @@ class WeightedTerm:
 
 
 def parse_term(owner: Pod, t: PodAffinityTerm) -> AffinityTerm:
-    selector = parse_selector(t.label_selector, _label_key_requirements(t, owner.metadata.labels))
-    ns_selector = parse_selector(t.namespace_selector)
+    selector = parse(t.label_selector, _label_key_requirements(t, owner.metadata.labels))
+    ns_selector = parse(t.namespace_selector)
     if not t.namespaces and t.namespace_selector is None:
         namespaces = frozenset((owner.metadata.namespace,))
     else:
@@ -346,7 +223,7 @@ class TermCache:
         """The term as the incoming pod's; one object per term whose namespaces do not depend on
         namespace labels (so the per-node memos it keys and its namespace answers are shared)."""
         sel = term.namespace_selector
-        if not (sel.nothing or sel.everything):
+        if not (sel.nothing or sel.empty()):
             return IncomingTerm(term, namespaces)
         key = (term, namespaces)
         found = self._incoming.get(key)
@@ -362,7 +239,7 @@ class TermCache:
         """term.matches(pod, ns_labels), remembered per pod namespace and labels (`labels`: the pod's,
         as a frozenset) for the terms that read no namespace labels."""
         sel = term.namespace_selector
-        if not (sel.nothing or sel.everything):
+        if not (sel.nothing or sel.empty()):
             return term.matches(pod, ns_labels)
         key = (term, pod.metadata.namespace, labels)
         found = self._matched.get(key)
@@ -422,7 +299,7 @@ class IncomingTerm:
         self._ns_ok: dict[str, bool] = {}
 
     def selects_every_namespace(self) -> bool:
-        return self._ns_selector.everything
+        return self._ns_selector.empty()
 
     def selects_listed_namespaces_only(self) -> bool:
         return self._ns_selector.nothing
@@ -431,7 +308,7 @@ class IncomingTerm:
         ok = self._ns_ok.get(namespace)
         if ok is None:
             sel = self._ns_selector
-            if namespace in self.namespaces or sel.everything:
+            if namespace in self.namespaces or sel.empty():
                 ok = True
             elif sel.nothing:
                 ok = False

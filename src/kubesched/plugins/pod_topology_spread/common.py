@@ -21,10 +21,10 @@ from kubesched.framework.snapshot import I64, Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import LabelSelector, Pod
 from kubesched.model.objects import TopologySpreadConstraint as SpreadSpec
+from kubesched.plugins.helper import label_selector as sel
 from kubesched.plugins.helper.node_selector import RequiredNodeAffinity
 from kubesched.plugins.helper.tolerations import first_untolerated
 from kubesched.plugins.node_affinity.plugin import required_node_affinity
-from kubesched.plugins.pod_topology_spread import selector as sel
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
@@ -239,7 +239,7 @@ def _not_counted(pi: PodInfo) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _in_pairs(selector: sel.Selector) -> tuple[tuple[str, frozenset[str]], ...]:
-    return tuple((r.key, r.values) for r in selector.requirements if r.op == "In")
+    return selector.set_pairs()
 
 
 def matching_per_node(snapshot: Snapshot, selector: sel.Selector, namespace: str) -> I64:

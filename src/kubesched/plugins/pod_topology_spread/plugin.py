@@ -18,6 +18,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import TopologySpreadConstraint as SpreadSpec
+from kubesched.plugins.helper.label_selector import SelectorError
 from kubesched.plugins.pod_topology_spread import filtering, scoring
 from kubesched.plugins.pod_topology_spread.args import LIST_DEFAULTING, parse_args
 from kubesched.plugins.pod_topology_spread.common import (
@@ -32,7 +33,6 @@ from kubesched.plugins.pod_topology_spread.common import (
 )
 from kubesched.plugins.pod_topology_spread.filtering import PRE_FILTER_KEY, PreFilterState
 from kubesched.plugins.pod_topology_spread.scoring import PRE_SCORE_KEY, PreScoreState
-from kubesched.plugins.pod_topology_spread.selector import SelectorError
 
 NAME = "PodTopologySpread"
 MAX_PARSED = 1 << 12

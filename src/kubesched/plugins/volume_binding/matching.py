@@ -23,9 +23,9 @@ from kubesched.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
+from kubesched.plugins.helper.label_selector import Selector as LabelMatcher
+from kubesched.plugins.helper.label_selector import SelectorError, parse
 from kubesched.plugins.helper.node_selector import Selector
-from kubesched.plugins.inter_pod_affinity.terms import Selector as LabelMatcher
-from kubesched.plugins.inter_pod_affinity.terms import SelectorError, parse_selector
 
 FILESYSTEM = "Filesystem"
 STORAGE = "storage"
@@ -119,7 +119,7 @@ def claim_selector(claim: PersistentVolumeClaim) -> LabelMatcher | None:
     if claim.spec.selector is None:
         return None
     try:
-        return parse_selector(claim.spec.selector)
+        return parse(claim.spec.selector)
     except SelectorError as e:
         meta = claim.metadata
         raise MatchError(f"error creating internal label selector for claim: {meta.namespace}/{meta.name}: {e}") from e

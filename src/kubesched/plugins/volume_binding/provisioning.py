@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 from kubesched.model.quantity import value
 from kubesched.model.storage import CSIStorageCapacity, PersistentVolumeClaim, StorageClass, TopologySelectorTerm
+from kubesched.plugins.helper.label_selector import SelectorError, parse
 from kubesched.plugins.helper.storage_lister import StorageLister
-from kubesched.plugins.inter_pod_affinity.terms import SelectorError, parse_selector
 from kubesched.plugins.volume_binding.matching import STORAGE
 
 
@@ -56,6 +56,6 @@ def _reachable(cap: CSIStorageCapacity, labels: Mapping[str, str]) -> bool:
     if cap.node_topology is None:
         return False
     try:
-        return parse_selector(cap.node_topology).matches(labels)
+        return parse(cap.node_topology).matches(labels)
     except SelectorError:
         return False

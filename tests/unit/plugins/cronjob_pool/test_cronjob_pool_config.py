@@ -9,8 +9,10 @@ import pytest
 import yaml
 
 from kubesched.config import ConfigError, load, loads
+from kubesched.framework.fields import label_value_problem, qualified_name_problem
 from kubesched.plugins.cronjob_pool.config import parse_args, typed, validate
 from kubesched.plugins.cronjob_pool.plugin import new_cronjob_pool
+from kubesched.plugins.helper.label_selector import label_key_problems, label_value_problems
 from tests.paths import REPO as REPO_ROOT
 
 REPO = REPO_ROOT
@@ -47,6 +49,20 @@ def test_enabled_without_args_is_the_default_cronjob_pool() -> None:
     pools = typed(args)
     assert [p.name for p in pools.pools] == ["cronjob"]
     assert pools.pools[0].nodes.query() == "kubesched.io/pool=cronjob"
+
+
+def test_node_query_is_the_selector_as_apimachinery_prints_it() -> None:
+    """labels.Selector.String: requirements sorted by key, an In written `k in (v)`, values sorted."""
+    args, errs = validate({"pools": [{"name": "p", "nodes": {
+        "matchLabels": {"zone": "a"},
+        "matchExpressions": [{"key": "tier", "operator": "In", "values": ["y", "x"]},
+                             {"key": "gpu", "operator": "In", "values": ["t4"]},
+                             {"key": "cordoned", "operator": "DoesNotExist"}]}}]})
+    assert errs == []
+    spec = typed(args).pools[0]
+    assert spec.nodes.query() == "!cordoned,gpu in (t4),tier in (x,y),zone=a"
+    assert spec.nodes.matches({"zone": "a", "tier": "x", "gpu": "t4"})
+    assert not spec.nodes.matches({"zone": "a", "tier": "x", "gpu": "t4", "cordoned": ""})
 
 
 def test_a_named_pool_gets_its_own_label_and_taint() -> None:
@@ -245,3 +261,12 @@ def test_every_error_is_reported_at_once() -> None:
 def test_a_rejected_selector_entry_is_one_error(selector: dict[str, Any], paths: list[str]) -> None:
     # Not also "an empty selector would match all pods": the selector was not written empty.
     assert [x.path for x in validate(pool_args(pods={"selector": selector}))[1]] == paths
+
+
+@pytest.mark.parametrize("text", ["a", "A.b-c_d", "", "-a", "a-", "a b", "é", "a/b", "/a", "a/", "a/b/c",
+                                  "Example.com/a", "example.com/a", "x" * 63, "x" * 64, "p/" + "x" * 63,
+                                  "p/" + "x" * 64, "b" * 253 + "/x", "b" * 254 + "/x", "a..b/c", "a.-b/c"])
+def test_pool_checks_accept_what_apimachinery_accepts(text: str) -> None:
+    """The pool's own messages, apimachinery's rules: what passes validation parses in `typed`."""
+    assert (qualified_name_problem(text) is None) == (not label_key_problems(text))
+    assert (label_value_problem(text) is None) == (not label_value_problems(text))

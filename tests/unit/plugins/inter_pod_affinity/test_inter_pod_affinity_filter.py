@@ -170,6 +170,21 @@ SINGLE = [
                         "'my_value',  or '12345', regex used for validation is "
                         "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
                  None, id="PodAffinity fails PreFilter with an invalid affinity label syntax"),
+    # kube-scheduler's NewPodInfo parses with metav1.LabelSelectorAsSelector, which checks keys too
+    # (labels.NewRequirement's validateLabelKey) and prints a []string as JSON (field.Invalid).
+    pytest.param(_aff(pod().labels(**POD_LABEL), "service/a/b", "Exists", [], "region"), [],
+                 Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                        "parsing pod: requiredAffinityTerms: key: Invalid value: \"service/a/b\": a valid label key "
+                        "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                        "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                        "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain "
+                        "prefix and '/' (e.g. 'example.com/MyName')"),
+                 None, id="PodAffinity fails PreFilter with an invalid label key"),
+    pytest.param(_aff(pod().labels(**POD_LABEL), "service", "In", [], "region", anti=True), [],
+                 Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                        "parsing pod: requiredAntiAffinityTerms: values: Invalid value: null: for 'in', 'notin' "
+                        "operators, values set can't be empty"),
+                 None, id="PodAntiAffinity fails PreFilter with an In without values"),
     pytest.param(_term_pod("", POD_LABEL2, [affinity_term(
         ("service", "In", ["securityscan", "value2"]),
         namespace_selector=label_selector(("team", "In", ["team1"])), topology_key="region")], []),

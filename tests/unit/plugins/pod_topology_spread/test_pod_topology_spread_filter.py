@@ -218,11 +218,21 @@ def test_filter_without_pre_filter_state_is_an_error() -> None:
     assert s.code == Code.ERROR
 
 
-def test_invalid_selector_fails_pre_filter() -> None:
-    bad = LabelSelector(match_expressions=[LabelSelectorRequirement(key="foo", operator="In")])
-    _, status = _plugin().pre_filter(CycleState(), PodInfo(P("p").spread(1, "zone", selector=bad).obj()),
+@pytest.mark.parametrize(("bad", "message"), [
+    pytest.param(LabelSelectorRequirement(key="foo", operator="In"),
+                 "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty", id="no-values"),
+    pytest.param(LabelSelectorRequirement(key="a/b/c", operator="Exists"),
+                 "key: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', "
+                 "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
+                 "or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an "
+                 "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')", id="bad-key"),
+])
+def test_invalid_selector_fails_pre_filter(bad: LabelSelectorRequirement, message: str) -> None:
+    """metav1.LabelSelectorAsSelector's error text, as kube-scheduler wraps it."""
+    selector = LabelSelector(match_expressions=[bad])
+    _, status = _plugin().pre_filter(CycleState(), PodInfo(P("p").spread(1, "zone", selector=selector).obj()),
                                      four_nodes())
     assert status is not None
     assert status.code == Code.ERROR
     assert status.reasons == ("get constraints from pod: obtaining pod's hard topology spread constraints: "
-                              "for 'in', 'notin' operators, values set can't be empty",)
+                              + message,)

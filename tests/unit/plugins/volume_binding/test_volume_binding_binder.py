@@ -7,10 +7,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from kubesched.model.objects import Pod
+from kubesched.model.objects import LabelSelector, Pod
 from kubesched.model.storage import ANN_SELECTED_NODE, PersistentVolume, PersistentVolumeClaim
+from kubesched.plugins.helper.label_selector import SelectorError
 from kubesched.plugins.helper.storage_lister import StaticStorage
-from kubesched.plugins.inter_pod_affinity.terms import SelectorError
 from kubesched.plugins.volume_binding.assume_cache import AssumeError
 from kubesched.plugins.volume_binding.binder import (
     ERR_REASON_BIND_CONFLICT,
@@ -133,8 +133,13 @@ def test_equal_sizes_keep_the_first() -> None:
     assert find_matching_volume(unbound_pvc, [a, b], NODE1.metadata.labels, set()) is a
 
 
-def test_bad_selector_is_an_error() -> None:
-    claim = _claim_with(unbound_pvc, selector=label_selector(("k", "In", [])))
+@pytest.mark.parametrize("selector", [
+    pytest.param(label_selector(("k", "In", [])), id="in-without-values"),
+    # metav1.LabelSelectorAsSelector checks keys too (labels.NewRequirement's validateLabelKey)
+    pytest.param(label_selector("a/b/c"), id="invalid-key"),
+])
+def test_bad_selector_is_an_error(selector: LabelSelector) -> None:
+    claim = _claim_with(unbound_pvc, selector=selector)
     with pytest.raises(MatchError, match="error creating internal label selector for claim: testns/unbound-pvc"):
         find_matching_volume(claim, [pv_node1a], NODE1.metadata.labels, set())
     assert issubclass(SelectorError, ValueError)
