@@ -8,9 +8,9 @@ A bad file raises ConfigError (a ValueError) naming the file, each bad field's p
 what would be valid.
 """
 
-from kubesched.config.args import PLUGIN_ARGS, ArgsParser
+from kubesched.config.args import ArgsParser, plugin_args
 from kubesched.config.load import DEFAULT_SCHEDULER_NAME, from_dict, kube_scheduler_default_plugins, load, loads
-from kubesched.config.plugins import KUBE_SCHEDULER_PLUGINS, KUBESCHED_PLUGINS
+from kubesched.config.plugins import KUBE_SCHEDULER_PLUGINS, kubesched_plugins
 from kubesched.config.types import (
     EXTENSION_POINTS,
     ClientConnection,
@@ -24,9 +24,7 @@ from kubesched.framework.field_errors import ConfigError, FieldError
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
     "EXTENSION_POINTS",
-    "KUBESCHED_PLUGINS",
     "KUBE_SCHEDULER_PLUGINS",
-    "PLUGIN_ARGS",
     "ArgsParser",
     "ClientConnection",
     "ConfigError",
@@ -37,6 +35,8 @@ __all__ = [
     "SchedulerConfig",
     "from_dict",
     "kube_scheduler_default_plugins",
+    "kubesched_plugins",
     "load",
     "loads",
+    "plugin_args",
 ]

@@ -10,12 +10,15 @@ its args passed through unchanged, as kube-scheduler does for plugins without a 
 
 from __future__ import annotations
 
+import functools
 from types import MappingProxyType
 
 from kubesched.framework.registry import ArgsParser
 from kubesched.plugins.registry import in_tree_registry
 
-__all__ = ["PLUGIN_ARGS", "ArgsParser"]
+__all__ = ["ArgsParser", "plugin_args"]
 
 # The in-tree plugins' parsers, read-only: derived from the in-tree registry, never registered into.
-PLUGIN_ARGS: MappingProxyType[str, ArgsParser] = MappingProxyType(in_tree_registry().args_parsers())
+@functools.cache
+def plugin_args() -> MappingProxyType[str, ArgsParser]:
+    return MappingProxyType(in_tree_registry().args_parsers())

@@ -7,6 +7,7 @@ Mirrors kube-scheduler v1.37.2: `apis/config/v1/default_plugins.go` (mergePlugin
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -32,7 +33,11 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 # Plugins kubesched implements -> the extension points each one implements: a read-only view of the
 # in-tree registry (kubesched.plugins.registry), where each plugin's points are read from its class.
 # Out-of-tree plugins join through the registry given to load(registry=...).
-KUBESCHED_PLUGINS: MappingProxyType[str, frozenset[str]] = MappingProxyType(in_tree_registry().extension_points())
+@functools.cache
+def kubesched_plugins() -> MappingProxyType[str, frozenset[str]]:
+    """Built when first asked, not when the config package is imported (the registry instantiates
+    nothing, but building it imports every plugin)."""
+    return MappingProxyType(in_tree_registry().extension_points())
 
 # kube-scheduler v1.37.2's default multiPoint list (DynamicResources is GA, so its feature gate
 # always inserts it before DefaultPreemption). Weight None: the plugin does not score.

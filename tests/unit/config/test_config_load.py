@@ -11,11 +11,11 @@ import pytest
 
 from kubesched.config import (
     EXTENSION_POINTS,
-    KUBESCHED_PLUGINS,
     ConfigError,
     FieldError,
     ProfileConfig,
     SchedulerConfig,
+    kubesched_plugins,
     load,
     loads,
 )
@@ -300,7 +300,7 @@ def test_unimplemented_fields_are_listed_not_dropped(body: str, expected: list[s
     config = loads(HEAD + body)
     assert list(config.unimplemented) == expected
     for profile in config.profiles:
-        assert all(ref.name in KUBESCHED_PLUGINS for refs in profile.plugins.values() for ref in refs)
+        assert all(ref.name in kubesched_plugins() for refs in profile.plugins.values() for ref in refs)
 
 
 def test_client_connection_and_backoff() -> None:
