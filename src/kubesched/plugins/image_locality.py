@@ -12,7 +12,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import MAX_NODE_SCORE, Rows, Scores
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.plugins.node_resources.scoring import go_div as _go_div
+from kubesched.plugins.helper.shape_score import go_div as _go_div
 
 NAME = "ImageLocality"
 MB = 1024 * 1024

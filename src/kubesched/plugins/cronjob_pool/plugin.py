@@ -73,9 +73,8 @@ from kubesched.plugins.cronjob_pool.ownership import (
     owner_chain,
 )
 from kubesched.plugins.helper.label_selector import EQUALS, Selector
-from kubesched.plugins.helper.node_selector import LabelRequirement
+from kubesched.plugins.helper.node_selector import LabelRequirement, required_node_affinity
 from kubesched.plugins.helper.tolerations import first_untolerated, tolerates_taint
-from kubesched.plugins.node_affinity.plugin import required_node_affinity
 
 NAME = "CronJobPool"
 POOL_ANNOTATION = POOL_LABEL  # kubesched.io/pool: <pool name> | none

@@ -1,2 +1,3 @@
-"""What several plugins share (kube-scheduler's plugins/helper): node selectors, tolerations, the
-storage listers."""
+"""What several plugins share (kube-scheduler's plugins/helper and the component-helpers it uses):
+label selectors (apimachinery's rules), node selectors and required node affinity, tolerations,
+shape scoring, CSI translation of in-tree volumes, the storage listers."""

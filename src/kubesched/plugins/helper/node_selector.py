@@ -15,6 +15,7 @@ import numpy as np
 
 from kubesched.framework.interface import Bools, Rows, Scores
 from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.types import PodInfo
 from kubesched.model.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm
 
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -228,3 +229,11 @@ class PreferredTerms:
             total += t.mask(snapshot, rows) * np.int64(w)
         return total
 
+
+def required_node_affinity(pod: PodInfo) -> RequiredNodeAffinity:
+    """The pod's nodeSelector and required node affinity (component-helpers' GetRequiredNodeAffinity)."""
+    spec = pod.pod.spec
+    aff = spec.affinity
+    required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
+    return RequiredNodeAffinity(tuple(spec.node_selector.items()),
+                                Selector.parse(required) if required is not None else None)

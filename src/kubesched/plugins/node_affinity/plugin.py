@@ -17,7 +17,13 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import NodeAffinity as NodeAffinitySpec
-from kubesched.plugins.helper.node_selector import NODE_NAME_FIELD, PreferredTerms, RequiredNodeAffinity, Selector
+from kubesched.plugins.helper.node_selector import (
+    NODE_NAME_FIELD,
+    PreferredTerms,
+    RequiredNodeAffinity,
+    Selector,
+    required_node_affinity,
+)
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -27,14 +33,6 @@ _REJECTED_POD = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
 _REJECTED_ENFORCED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
-
-
-def required_node_affinity(pod: PodInfo) -> RequiredNodeAffinity:
-    spec = pod.pod.spec
-    aff = spec.affinity
-    required = aff.node_affinity.required if aff is not None and aff.node_affinity is not None else None
-    return RequiredNodeAffinity(tuple(spec.node_selector.items()),
-                                Selector.parse(required) if required is not None else None)
 
 
 def _preferred(pod: PodInfo) -> PreferredTerms | bool | None:

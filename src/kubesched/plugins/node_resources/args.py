@@ -23,9 +23,9 @@ from kubesched.framework.fields import (
     index,
     qualified_name_problem,
 )
+from kubesched.plugins.helper.shape_score import shape_points
 
 SCORING_STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
-MAX_CUSTOM_PRIORITY_SCORE = 10  # the score scale of a RequestedToCapacityRatio shape point
 
 
 def default_resources() -> list[dict[str, Any]]:
@@ -44,35 +44,6 @@ def _resources(raw: Mapping[str, Any], path: str, errs: Errors) -> list[dict[str
         name = get_str(obj, "name", p, errs) or ""
         out.append({"name": name, "weight": get_int(obj, "weight", p, errs) or 1})
     return out or default_resources()
-
-
-def shape_points(raw: Mapping[str, Any], path: str, errs: Errors) -> list[dict[str, int]]:
-    shape_path = child(path, "shape")
-    points: list[dict[str, int]] = []
-    for i, item in enumerate(get_list(raw, "shape", path, errs)):
-        p = index(shape_path, i)
-        obj = as_mapping(item, p, errs)
-        if obj is None:
-            continue
-        check_fields(obj, p, ("utilization", "score"), errs)
-        points.append({"utilization": get_int(obj, "utilization", p, errs) or 0,
-                       "score": get_int(obj, "score", p, errs) or 0})
-    if not points:
-        errs.append(e.required(shape_path, "at least one point must be specified"))
-        return points
-    for i in range(1, len(points)):
-        if points[i - 1]["utilization"] >= points[i]["utilization"]:
-            errs.append(e.invalid(child(index(shape_path, i), "utilization"), points[i]["utilization"],
-                                  "values must be sorted in increasing order"))
-            break
-    for i, point in enumerate(points):
-        if not 0 <= point["utilization"] <= 100:
-            errs.append(e.invalid(child(index(shape_path, i), "utilization"), point["utilization"],
-                                  "not in valid range [0, 100]"))
-        if not 0 <= point["score"] <= MAX_CUSTOM_PRIORITY_SCORE:
-            errs.append(e.invalid(child(index(shape_path, i), "score"), point["score"],
-                                  f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"))
-    return points
 
 
 def parse_node_resources_fit(raw: Mapping[str, Any], path: str, errs: Errors) -> dict[str, Any]:

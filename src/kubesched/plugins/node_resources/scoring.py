@@ -20,12 +20,11 @@ from kubesched.framework.interface import MAX_NODE_SCORE, Rows, Scores
 from kubesched.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo
+from kubesched.plugins.helper.shape_score import MAX_CUSTOM_PRIORITY_SCORE, MAX_UTILIZATION, broken_linear, go_div
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 
-MAX_CUSTOM_PRIORITY_SCORE = 10
-MAX_UTILIZATION = 100
 
 
 @dataclass(frozen=True)
@@ -41,12 +40,6 @@ def parse_resources(raw: Sequence[Mapping[str, Any]] | None) -> tuple[ResourceSp
     if not raw:
         return DEFAULT_RESOURCES
     return tuple(ResourceSpec(str(r["name"]), int(r.get("weight") or 1)) for r in raw)
-
-
-def go_div(a: int, b: int) -> int:
-    """Go's int64 division: truncates toward zero."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
 
 
 def _go_div_array(a: I64, b: int) -> I64:
@@ -238,23 +231,6 @@ def fit_cpu_memory_columns(snapshot: Snapshot, rows: Rows, cpu_request: int, mem
     total = score[0] + score[1]
     total //= cpu_weight + mem_weight
     return total
-
-
-def broken_linear(shape: Sequence[tuple[int, int]]) -> list[int]:
-    """The utilization (0..100) -> score table of helper.BuildBrokenLinearFunction."""
-    table = []
-    for p in range(MAX_UTILIZATION + 1):
-        for i, (util, score) in enumerate(shape):
-            if p <= util:
-                if i == 0:
-                    table.append(shape[0][1])
-                else:
-                    pu, ps = shape[i - 1]
-                    table.append(ps + go_div((score - ps) * (p - pu), util - pu))
-                break
-        else:
-            table.append(shape[-1][1])
-    return table
 
 
 def parse_shape(raw: Sequence[Mapping[str, Any]]) -> list[int]:

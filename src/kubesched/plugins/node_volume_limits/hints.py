@@ -6,7 +6,7 @@ from __future__ import annotations
 from kubesched.framework.events import QueueingHint
 from kubesched.model.objects import Pod
 from kubesched.model.storage import CSINode, PersistentVolumeClaim, VolumeAttachment, ephemeral_claim_name
-from kubesched.plugins.node_volume_limits import translation as tr
+from kubesched.plugins.helper import csi_translation as tr
 
 QUEUE, QUEUE_SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 

@@ -24,9 +24,9 @@ from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod, Volume
 from kubesched.model.storage import CSINode, PersistentVolumeClaim, VolumeAttachment, claim_class, ephemeral_claim_name
+from kubesched.plugins.helper import csi_translation as tr
 from kubesched.plugins.helper.storage_lister import StorageLister, claim_not_found, no_storage
 from kubesched.plugins.node_volume_limits import hints
-from kubesched.plugins.node_volume_limits import translation as tr
 
 NAME = "NodeVolumeLimits"
 PRE_FILTER_KEY = "PreFilter" + NAME

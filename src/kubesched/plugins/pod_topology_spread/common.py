@@ -22,9 +22,8 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import LabelSelector, Pod
 from kubesched.model.objects import TopologySpreadConstraint as SpreadSpec
 from kubesched.plugins.helper import label_selector as sel
-from kubesched.plugins.helper.node_selector import RequiredNodeAffinity
+from kubesched.plugins.helper.node_selector import RequiredNodeAffinity, required_node_affinity
 from kubesched.plugins.helper.tolerations import first_untolerated
-from kubesched.plugins.node_affinity.plugin import required_node_affinity
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"

@@ -19,7 +19,7 @@ from kubesched.framework.snapshot import I64, Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
-from kubesched.plugins.node_affinity.plugin import required_node_affinity
+from kubesched.plugins.helper.node_selector import required_node_affinity
 from kubesched.plugins.pod_topology_spread.common import (
     Constraint,
     Inclusion,

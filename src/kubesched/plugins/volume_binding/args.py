@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched.framework import field_errors as e
 from kubesched.framework.fields import Errors, check_fields, child, get_int
-from kubesched.plugins.node_resources.args import MAX_CUSTOM_PRIORITY_SCORE, shape_points
+from kubesched.plugins.helper.shape_score import MAX_CUSTOM_PRIORITY_SCORE, shape_points
 
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
 

@@ -22,8 +22,8 @@ from kubesched.model.storage import (
     PersistentVolume,
     PersistentVolumeClaim,
 )
+from kubesched.plugins.helper.csi_translation import TranslationError
 from kubesched.plugins.helper.storage_lister import StorageLister
-from kubesched.plugins.node_volume_limits.translation import TranslationError
 from kubesched.plugins.volume_binding.assume_cache import AssumeCache
 from kubesched.plugins.volume_binding.matching import (
     STORAGE,

@@ -15,7 +15,7 @@ import msgspec
 
 from kubesched.model.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kubesched.model.storage import ANN_MIGRATED_PLUGINS, CSINode, PersistentVolume, VolumeNodeAffinity
-from kubesched.plugins.node_volume_limits import translation as tr
+from kubesched.plugins.helper import csi_translation as tr
 
 GCE_PD_TOPOLOGY_KEY = "topology.gke.io/zone"
 AWS_EBS_TOPOLOGY_KEY = "topology.ebs.csi.aws.com/zone"

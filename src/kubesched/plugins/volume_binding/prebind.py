@@ -14,7 +14,7 @@ from kubesched.framework.handle import Lister
 from kubesched.framework.status import Status
 from kubesched.model.objects import Node, Pod
 from kubesched.model.storage import ANN_SELECTED_NODE, PersistentVolume, PersistentVolumeClaim
-from kubesched.plugins.node_volume_limits.translation import TranslationError
+from kubesched.plugins.helper.csi_translation import TranslationError
 from kubesched.plugins.volume_binding.binder import BinderError, PodVolumes, VolumeBinder, is_fully_bound
 from kubesched.plugins.volume_binding.matching import check_node_affinity
 from kubesched.plugins.volume_binding.migration import try_translate_pv_to_csi

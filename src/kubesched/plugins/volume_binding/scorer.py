@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from kubesched.model.quantity import value
-from kubesched.plugins.node_resources.scoring import MAX_UTILIZATION, broken_linear
+from kubesched.plugins.helper.shape_score import MAX_UTILIZATION, broken_linear
 from kubesched.plugins.volume_binding.binder import PodVolumes
 from kubesched.plugins.volume_binding.matching import STORAGE
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kubesched.framework import CycleState, PodInfo
+from kubesched.plugins.helper.shape_score import broken_linear
 from kubesched.plugins.node_resources import balanced_allocation
 from kubesched.plugins.node_resources import fit as node_resources_fit
-from kubesched.plugins.node_resources.scoring import broken_linear
 from tests.builders import make_node, make_pod
 from tests.unit.plugins.score_helpers import scores
 from tests.unit.scheduling_helpers import snapshot_with

@@ -30,10 +30,10 @@ from kubesched.model.volume_sources import (
     PortworxVolumeSource,
     VsphereVirtualDiskVolumeSource,
 )
+from kubesched.plugins.helper import csi_translation as tr
 from kubesched.plugins.helper.storage_lister import StaticStorage
 from kubesched.plugins.node_volume_limits import REASON_MAX_VOLUME_COUNT_EXCEEDED, CSILimits
 from kubesched.plugins.node_volume_limits import hints as limits_hints
-from kubesched.plugins.node_volume_limits import translation as tr
 from tests.builders import (
     make_csi_node,
     make_node,
