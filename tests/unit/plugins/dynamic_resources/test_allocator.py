@@ -5,10 +5,23 @@ Upstream compares the results of a claim as a set; these compare them in the ord
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubesched.model.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from kubesched.model.resource import DeviceSelector, ResourceClaim, ResourceSlice
+from kubesched.model.resource import (
+    ALLOCATION_RESULTS_MAX_SIZE,
+    Device,
+    DeviceAttribute,
+    DeviceClass,
+    DeviceConstraint,
+    DeviceSelector,
+    DeviceToleration,
+    ResourceClaim,
+    ResourcePool,
+    ResourceSlice,
+)
 from kubesched.plugins.dynamic_resources.pools import DeviceID
 from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     BOOL_ATTRIBUTE,
@@ -17,6 +30,7 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     CLASS_A,
     CLASS_B,
     COUNTER_SET1,
+    COUNTER_SET2,
     DEVICE1,
     DEVICE2,
     DEVICE3,
@@ -26,6 +40,7 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     NODE1,
     NODE2,
     NODE_SELECTION_ALL,
+    NODE_SELECTION_PER_DEVICE,
     NON_EXISTENT_ATTRIBUTE,
     PLANET_KEY,
     PLANET_VALUE_EARTH,
@@ -39,8 +54,14 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     REQ0,
     REQ0_SUB_REQ1,
     REQ1,
+    REQ1_SUB_REQ0,
+    REQ1_SUB_REQ1,
+    REQ2,
+    REQ3,
     SLICE1,
     SLICE2,
+    SLICE3,
+    SLICE4,
     STRING_ATTRIBUTE,
     SUB_REQ0,
     SUB_REQ1,
@@ -68,8 +89,10 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     sel,
     slice_with_counter_sets,
     slice_with_devices,
+    slice_with_multiple_devices,
     slice_with_one_device,
     sub_request,
+    taint,
 )
 
 CLASSES_A = [device_class(CLASS_A, DRIVER_A)]
@@ -355,6 +378,383 @@ CASES = [
                              device(DEVICE2, None, attrs(driverVersion=("version", "2.0.0"), stringAttribute="b")),
                              device(DEVICE3, None, attrs(driverVersion=("version", "3.0.0"), stringAttribute="b")))],
          [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2), R(REQ1, DRIVER_A, POOL1, DEVICE3))]),
+]
+
+
+def _selectors(c: ResourceClaim, *selectors: DeviceSelector, mode: str | None = None) -> ResourceClaim:
+    e = c.spec.devices.requests[0].exactly
+    assert e is not None
+    e.selectors = list(selectors)
+    if mode is not None:
+        e.allocation_mode = mode
+    return c
+
+
+def _mode(c: ResourceClaim, mode: str) -> ResourceClaim:
+    e = c.spec.devices.requests[0].exactly
+    assert e is not None
+    e.allocation_mode = mode
+    return c
+
+
+def _class_with(name: str, expression: str) -> DeviceClass:
+    c = device_class(name, DRIVER_A)
+    c.spec.selectors = [sel(expression)]
+    return c
+
+
+def mem_sel(amount: str) -> DeviceSelector:
+    return sel(f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("{amount}")) >= 0')
+
+
+MAX = ALLOCATION_RESULTS_MAX_SIZE
+MAX_INT = 2**63 - 1
+PL = features(prioritized_list=True)
+V1, V2 = attrs(driverVersion=("version", "1.0.0")), attrs(driverVersion=("version", "2.0.0"))
+
+CASES += [
+    Case("unknown-selector", [_selectors(claim_with_request(CLAIM0, REQ0, CLASS_A), DeviceSelector())], CLASSES_A,
+         [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+         error="CEL expression empty (unsupported selector type?)"),
+    Case("unknown-allocation-mode", [_mode(claim_with_request(CLAIM0, REQ0, CLASS_A), "future-mode")], CLASSES_A,
+         [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)], error="unsupported count mode future-mode"),
+    Case("unknown-constraint", [claim_with_request(CLAIM0, REQ0, CLASS_A, DeviceConstraint())], CLASSES_A,
+         [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+         error="empty constraint (unsupported constraint type?)"),
+    Case("invalid-CEL-one-device", [_selectors(claim_with_request(CLAIM0, REQ0, CLASS_A), sel("noSuchVar"))],
+         CLASSES_A, [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)], error="undeclared reference"),
+    Case("invalid-CEL-one-device-class", [claim_with_request(CLAIM0, REQ0, CLASS_A)],
+         [_class_with(CLASS_A, "noSuchVar")], [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+         error="undeclared reference"),
+    Case("invalid-CEL-all-devices",
+         [_selectors(claim_with_request(CLAIM0, REQ0, CLASS_A), sel("noSuchVar"), mode="All")], CLASSES_A,
+         [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)], error="undeclared reference"),
+    Case("too-many-devices-single-request", [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 500))],
+         CLASSES_A, [], error="exceeds the claim limit"),
+    Case("many-devices-okay", [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, MAX))], CLASSES_A, [], None),
+    Case("too-many-devices-total",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, MAX), request(REQ1, CLASS_A, 1))], CLASSES_A,
+         [slice_with_multiple_devices(SLICE1, NODE1, POOL1, DRIVER_A, MAX + 1)], error="exceeds the claim limit"),
+    Case("exact-count-total-overflows-claim-limit",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, MAX_INT // 2 + 1),
+                              request(REQ1, CLASS_A, MAX_INT // 2 + 1))], CLASSES_A, [],
+         error="exceeds the claim limit"),
+    Case("exact-count-total-would-wrap-to-zero",
+         [claim_with_requests(CLAIM0, None, *(request(r, CLASS_A, MAX_INT // 2 + 1)
+                                                    for r in (REQ0, REQ1, REQ2, REQ3)))],
+         CLASSES_A, [], error="exceeds the claim limit"),
+    Case("exact-count-sum-exceeds-claim-limit",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 20), request(REQ1, CLASS_A, 20))], CLASSES_A, [],
+         error="request req-1: adding 20 devices exceeds the claim limit"),
+    Case("exact-count-sum-exactly-fills-claim-limit",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, MAX // 2), request(REQ1, CLASS_A, MAX // 2))],
+         CLASSES_A, [slice_with_multiple_devices(SLICE1, NODE1, POOL1, DRIVER_A, MAX)],
+         [allocation(LOCAL1, *(R(REQ0, DRIVER_A, POOL1, f"device-{i}") for i in range(MAX // 2)),
+                     *(R(REQ1, DRIVER_A, POOL1, f"device-{i}") for i in range(MAX // 2, MAX)))]),
+    Case("all-devices-invalid-CEL", [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 500))], CLASSES_A, [],
+         error="exceeds the claim limit"),
+    Case("prioritized-list-first-unavailable",
+         [claim_with_requests(CLAIM0, None, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_B, 1), sub_request(SUB_REQ1, CLASS_A, 1)))], CLASSES_AB,
+         [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE1))], features=PL),
+    Case("prioritized-list-non-available",
+         [claim_with_requests(CLAIM0, None, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_B, 2), sub_request(SUB_REQ1, CLASS_A, 2)))], CLASSES_AB,
+         [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A), slice_with_one_device(SLICE2, NODE1, POOL2, DRIVER_B)],
+         None, features=PL),
+    Case("prioritized-list-subrequests-with-expressions",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1, mem_sel("1Gi")), request_with_prioritized_list(
+             REQ1, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("4Gi")),
+             sub_request(SUB_REQ1, CLASS_A, 2, mem_sel("2Gi"))))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, mem("2Gi")),
+                                        device(DEVICE2, mem("2Gi")), device(DEVICE3, mem("1Gi")))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE3), R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE1),
+                     R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE2))], features=PL),
+    Case("prioritized-list-subrequests-with-constraints-ref-parent-request",
+         [claim_with_requests(CLAIM0, [match(VERSION_ATTRIBUTE, REQ0, REQ1)], request(REQ0, CLASS_A, 1, mem_sel("8Gi")),
+                              request_with_prioritized_list(REQ1, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("2Gi")),
+                                                            sub_request(SUB_REQ1, CLASS_A, 1, mem_sel("1Gi"))))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, mem("8Gi"), V1)),
+                     slice_with_devices(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2, mem("2Gi"), V2),
+                                        device(DEVICE3, mem("1Gi"), V1))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), R(REQ1_SUB_REQ1, DRIVER_A, POOL2, DEVICE3))],
+         features=PL),
+    Case("prioritized-list-subrequests-with-constraints-ref-sub-request",
+         [claim_with_requests(CLAIM0, [match(VERSION_ATTRIBUTE, REQ0, REQ1_SUB_REQ0)],
+                              request(REQ0, CLASS_A, 1, mem_sel("8Gi")),
+                              request_with_prioritized_list(REQ1, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("2Gi")),
+                                                            sub_request(SUB_REQ1, CLASS_A, 1, mem_sel("1Gi"))))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, mem("8Gi"), V1)),
+                     slice_with_devices(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2, mem("2Gi"), V2))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), R(REQ1_SUB_REQ1, DRIVER_A, POOL2, DEVICE2))],
+         features=PL),
+    Case("prioritized-list-subrequests-with-allocation-mode-all",
+         [_first_all(claim_with_requests(CLAIM0, None, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_A, 1), sub_request(SUB_REQ1, CLASS_A, 1))))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE2))], features=PL,
+         allocated=[DeviceID(DRIVER_A, POOL1, DEVICE1)]),
+    Case("prioritized-list-allocation-mode-all-multiple-requests",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1), request_with_prioritized_list(
+             REQ1, sub_request(SUB_REQ0, CLASS_A, 0, mode="All"), sub_request(SUB_REQ1, CLASS_A, 1)))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE2))],
+         features=PL),
+    Case("prioritized-list-disabled",
+         [claim_with_requests(CLAIM0, None, request_with_prioritized_list(REQ0, sub_request(SUB_REQ0, CLASS_A, 1)))],
+         CLASSES_A, [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+         error="claim claim-0, request req-0: has subrequests, but the DRAPrioritizedList feature is disabled"),
+    Case("prioritized-list-multi-request",
+         [claim_with_requests(CLAIM0, None, request(REQ1, CLASS_A, 1, mem_sel("8Gi")), request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("8Gi")),
+             sub_request(SUB_REQ1, CLASS_A, 1, mem_sel("4Gi"))))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, mem("8Gi"), {})),
+                     slice_with_devices(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2, mem("4Gi"), {}))],
+         [allocation(LOCAL1, R(REQ1, DRIVER_A, POOL1, DEVICE1), R(REQ0_SUB_REQ1, DRIVER_A, POOL2, DEVICE2))],
+         features=PL),
+    Case("prioritized-list-with-backtracking",
+         [claim_with_requests(CLAIM0, None, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("8Gi")),
+             sub_request(SUB_REQ1, CLASS_A, 1, mem_sel("4Gi"))),
+             request(REQ1, CLASS_A, 1, mem_sel("8Gi")))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, mem("8Gi"), {})),
+                     slice_with_devices(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2, mem("4Gi"), {}))],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL2, DEVICE2), R(REQ1, DRIVER_A, POOL1, DEVICE1))],
+         features=PL),
+    Case("prioritized-list-too-many-in-first-subrequest",
+         [claim_with_requests(CLAIM0, None, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_B, 500), sub_request(SUB_REQ1, CLASS_A, 1)))], CLASSES_AB,
+         [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE1))], features=PL),
+    Case("prioritized-list-minimum-sum-exceeds-claim-limit",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 20), request_with_prioritized_list(
+             REQ1, sub_request(SUB_REQ0, CLASS_A, 20), sub_request(SUB_REQ1, CLASS_A, 24)))], CLASSES_A, [],
+         error="request req-1: adding 20 devices exceeds the claim limit", features=PL),
+    Case("prioritized-list-overflowing-first-subrequest-is-pruned",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1), request_with_prioritized_list(
+             REQ1, sub_request(SUB_REQ0, CLASS_A, MAX_INT), sub_request(SUB_REQ1, CLASS_A, 1)))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE2))],
+         features=PL, invocations=8),
+]
+
+
+PD = features(partitionable_devices=True)
+PD_PL = features(partitionable_devices=True, prioritized_list=True)
+TAINTS = features(device_taints=True)
+TAINT_NONE = taint("taint-key", "taint-value", "None")
+TAINT_NO_SCHEDULE = taint("taint-key", "taint-value", "NoSchedule")
+TAINT_NO_EXECUTE = taint("taint-key", "taint-value-2", "NoExecute")
+TOLERATION_NO_SCHEDULE = DeviceToleration(key="taint-key", operator="Exists", effect="NoSchedule")
+TOLERATION_NO_EXECUTE = DeviceToleration(key="taint-key", operator="Equal", value="taint-value-2", effect="NoExecute")
+
+
+def pdev(name: str, counter_set_name: str, values: dict[str, str], from_counters: bool = False,
+         attributes: dict[str, DeviceAttribute] | None = None, **kw: Any) -> Device:
+    """device(name, fromCounters or nil, attributes).withDeviceCounterConsumption(...)"""
+    return device(name, dict(values) if from_counters else None, attributes,
+                  consumes_counters=[consumption(counter_set_name, values)], **kw)
+
+
+def counters_slice(name: str, pool: str | ResourcePool, values: dict[str, str],
+                   node_selection: str | NodeSelector = NODE1, driver: str = DRIVER_A,
+                   set_name: str = COUNTER_SET1) -> ResourceSlice:
+    return slice_with_counter_sets(name, node_selection, pool, driver, counter_set(set_name, values))
+
+
+def _tolerations(c: ResourceClaim, *tolerations: DeviceToleration) -> ResourceClaim:
+    for r in c.spec.devices.requests:
+        assert r.exactly is not None
+        r.exactly.tolerations = [*r.exactly.tolerations, *tolerations]
+    return c
+
+
+POOL1_2 = resource_pool(POOL1, 2)
+POOL2_2 = resource_pool(POOL2, 2)
+C1 = {"c": "1"}
+
+CASES += [
+    Case("partitionable-devices-single-device", [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, mem("4Gi"))),
+                     counters_slice(SLICE2, POOL1_2, mem("8Gi"))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))], features=PD),
+    Case("partitionable-devices-counter-quantities-are-not-modified",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             pdev(DEVICE1, COUNTER_SET1, {"c": "9000000000000000000"}),
+                             pdev(DEVICE2, COUNTER_SET1, C1)),
+          counters_slice(SLICE2, POOL1_2, {"c": "10000000000000000000"})],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2))], features=PD,
+         allocated=[DeviceID(DRIVER_A, POOL1, DEVICE1)]),
+    Case("partitionable-devices-counter-cache-scoped-by-pool-ID",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1)),
+          claim_with_requests(CLAIM1, None, request(REQ1, CLASS_B, 1))], CLASSES_AB,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, C1)),
+          counters_slice(SLICE2, POOL1_2, C1),
+          slice_with_devices(SLICE3, NODE1, POOL1_2, DRIVER_B, pdev(DEVICE2, COUNTER_SET1, {"c": "2"})),
+          counters_slice(SLICE4, POOL1_2, {"c": "2"}, driver=DRIVER_B)],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1)), allocation(LOCAL1, R(REQ1, DRIVER_B, POOL1, DEVICE2))],
+         features=PD),
+    Case("partitionable-devices-counter-cache-not-crossed-between-driver-schemas",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1)),
+          claim_with_requests(CLAIM1, None, request(REQ1, CLASS_B, 1))], CLASSES_AB,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, C1)),
+          counters_slice(SLICE2, POOL1_2, C1),
+          slice_with_devices(SLICE3, NODE1, POOL1_2, DRIVER_B, pdev(DEVICE2, COUNTER_SET2, {"d": "2"})),
+          counters_slice(SLICE4, POOL1_2, {"d": "1"}, driver=DRIVER_B, set_name=COUNTER_SET2)], [], features=PD),
+    Case("partitionable-devices-taint-releases-counter", [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))],
+         CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             pdev(DEVICE1, COUNTER_SET1, C1, taints=[TAINT_NO_SCHEDULE]),
+                             pdev(DEVICE2, COUNTER_SET1, C1)),
+          counters_slice(SLICE2, POOL1_2, C1)],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2))],
+         features=features(partitionable_devices=True, device_taints=True)),
+    Case("partitionable-devices-constraint-releases-counter",
+         [claim_with_requests(CLAIM0, [match(STRING_ATTRIBUTE)], request(REQ0, CLASS_A, 2))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             pdev(DEVICE1, COUNTER_SET1, C1, attributes=attrs(stringAttribute="red")),
+                             pdev(DEVICE2, COUNTER_SET1, C1, attributes=attrs(stringAttribute="blue")),
+                             pdev(DEVICE3, COUNTER_SET1, C1, attributes=attrs(stringAttribute="blue"))),
+          counters_slice(SLICE2, POOL1_2, {"c": "2"})],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2), R(REQ0, DRIVER_A, POOL1, DEVICE3))], features=PD),
+    Case("partitionable-devices-prioritized-list",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1), request_with_prioritized_list(
+             REQ1, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("6Gi")),
+             sub_request(SUB_REQ1, CLASS_A, 1, mem_sel("4Gi"))))],
+         CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, mem("4Gi"), True),
+                             pdev(DEVICE2, COUNTER_SET1, mem("6Gi"), True),
+                             pdev(DEVICE3, COUNTER_SET1, mem("4Gi"), True)),
+          counters_slice(SLICE2, POOL1_2, mem("8Gi"))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE3))],
+         features=PD_PL),
+    Case("partitionable-devices-multiple-devices",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, mem("4Gi"), True),
+                             pdev(DEVICE2, COUNTER_SET1, mem("6Gi"), True),
+                             pdev(DEVICE3, COUNTER_SET1, mem("4Gi"), True)),
+          counters_slice(SLICE2, POOL1_2, mem("8Gi"))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), R(REQ1, DRIVER_A, POOL1, DEVICE3))], features=PD),
+    Case("partitionable-devices-unused-counters-in-counter-set",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 2))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, mem("5Gi")),
+                             pdev(DEVICE2, COUNTER_SET1, mem("4Gi")), pdev(DEVICE3, COUNTER_SET1, mem("4Gi"))),
+          counters_slice(SLICE2, POOL1_2, {"memory": "8Gi", "unused": "1Gi"})],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2), R(REQ0, DRIVER_A, POOL1, DEVICE3))], features=PD),
+    Case("partitionable-devices-no-capacity-available",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, mem("4Gi"), True),
+                             pdev(DEVICE2, COUNTER_SET1, mem("16Gi"), True)),
+          counters_slice(SLICE2, POOL1, mem("18Gi"))], None, features=PD,
+         allocated=[DeviceID(DRIVER_A, POOL1, DEVICE2)]),
+    Case("partitionable-devices-overallocated-capacity-pool",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, mem("4Gi"), True),
+                             pdev(DEVICE2, COUNTER_SET1, mem("20Gi"), True)),
+          counters_slice(SLICE2, POOL1, mem("18Gi"))], None, features=PD,
+         allocated=[DeviceID(DRIVER_A, POOL1, DEVICE2)]),
+    Case("partitionable-devices-disabled-device-consumes-counters",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, mem("4Gi"))),
+          counters_slice(SLICE2, POOL1, mem("18Gi"))], None),
+    Case("partitionable-devices-disabled-other-device-do-not-consume-counters",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             pdev(DEVICE1, COUNTER_SET1, mem("4Gi")), device(DEVICE2)),
+          counters_slice(SLICE2, POOL1_2, mem("18Gi"))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2))]),
+    Case("partitionable-devices-disabled-per-device-node-selection",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE_SELECTION_PER_DEVICE, POOL1, DRIVER_A, device(DEVICE2, node_name=NODE1))],
+         None),
+    Case("partitionable-devices-per-device-node-selection-nodename",
+         [claim_with_requests(CLAIM0, None, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("6Gi")),
+             sub_request(SUB_REQ1, CLASS_A, 1, mem_sel("4Gi"))))],
+         CLASSES_A,
+         [slice_with_devices(SLICE1, NODE_SELECTION_PER_DEVICE, POOL1_2, DRIVER_A,
+                             pdev(DEVICE1, COUNTER_SET1, mem("4Gi"), True, node_name=NODE1),
+                             pdev(DEVICE2, COUNTER_SET1, mem("6Gi"), True, node_name=NODE2)),
+          counters_slice(SLICE2, POOL1_2, mem("18Gi"), node_selection=NODE_SELECTION_PER_DEVICE)],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE1))], features=PD_PL),
+    Case("partitionable-devices-per-device-node-selection-node-selector",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE_SELECTION_PER_DEVICE, POOL1_2, DRIVER_A,
+                             pdev(DEVICE1, COUNTER_SET1, mem("4Gi"), True,
+                                  node_selector=node_label_selector(REGION_KEY, REGION1))),
+          counters_slice(SLICE2, POOL1_2, mem("18Gi"), node_selection=NODE_SELECTION_PER_DEVICE)],
+         [allocation(node_label_selector(REGION_KEY, REGION1), R(REQ0, DRIVER_A, POOL1, DEVICE1))], features=PD_PL),
+    Case("partitionable-devices-per-device-node-selection-node-selector-multiple-devices",
+         [claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 3), request(REQ1, CLASS_B, 3))], CLASSES_AB,
+         [slice_with_devices(SLICE1, NODE_SELECTION_PER_DEVICE, POOL1_2, DRIVER_A,
+                             pdev(DEVICE1, COUNTER_SET1, mem("4Gi"), True,
+                                  node_selector=node_label_selector(REGION_KEY, REGION1)),
+                             pdev(DEVICE2, COUNTER_SET1, mem("4Gi"), True, node_name=NODE1),
+                             pdev(DEVICE3, COUNTER_SET1, mem("4Gi"), True, all_nodes=True)),
+          counters_slice(SLICE2, POOL1_2, mem("18Gi"), node_selection=NODE_SELECTION_PER_DEVICE),
+          slice_with_devices(SLICE3, NODE1, POOL2_2, DRIVER_B, *(pdev(d, COUNTER_SET2, mem("4Gi"), True)
+                                                                 for d in (DEVICE1, DEVICE2, DEVICE3))),
+          counters_slice(SLICE4, POOL2_2, mem("12Gi"), driver=DRIVER_B, set_name=COUNTER_SET2)],
+         [allocation(LOCAL1, *(R(REQ0, DRIVER_A, POOL1, d) for d in (DEVICE1, DEVICE2, DEVICE3)),
+                     *(R(REQ1, DRIVER_B, POOL2, d) for d in (DEVICE1, DEVICE2, DEVICE3)))], features=PD_PL),
+    Case("tainted-two-devices", [claim_with_request(CLAIM0, REQ0, CLASS_A)], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
+                             device(DEVICE2, taints=[TAINT_NO_EXECUTE]))], None, features=TAINTS),
+    Case("tainted-one-device-two-taints", [claim_with_request(CLAIM0, REQ0, CLASS_A)], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A,
+                             device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]))], None, features=TAINTS),
+    Case("tainted-two-devices-tolerated",
+         [_tolerations(claim_with_request(CLAIM0, REQ0, CLASS_A), TOLERATION_NO_EXECUTE)], CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
+                                        device(DEVICE2, taints=[TAINT_NO_EXECUTE]))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2, tolerations=(TOLERATION_NO_EXECUTE,)))],
+         features=TAINTS),
+    Case("tainted-two-devices-prioritized-list-tolerated",
+         [claim_with_requests(CLAIM0, None, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_A, 1),
+             sub_request(SUB_REQ1, CLASS_A, 1, tolerations=[TOLERATION_NO_EXECUTE])))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
+                             device(DEVICE2, taints=[TAINT_NO_EXECUTE]))],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE2, tolerations=(TOLERATION_NO_EXECUTE,)))],
+         features=features(device_taints=True, prioritized_list=True)),
+    Case("tainted-no-effect", [claim_with_request(CLAIM0, REQ0, CLASS_A)], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NONE]))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))], features=TAINTS),
+    Case("tainted-one-device-two-taints-both-tolerated",
+         [_tolerations(claim_with_request(CLAIM0, REQ0, CLASS_A), TOLERATION_NO_SCHEDULE, TOLERATION_NO_EXECUTE)],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A,
+                                        device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1,
+                               tolerations=(TOLERATION_NO_SCHEDULE, TOLERATION_NO_EXECUTE)))], features=TAINTS),
+    Case("tainted-disabled", [claim_with_request(CLAIM0, REQ0, CLASS_A)], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A,
+                             device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))]),
+    Case("tainted-prioritized-list",
+         [claim_with_requests(CLAIM0, None, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_B, 1), sub_request(SUB_REQ1, CLASS_A, 1)))], CLASSES_AB,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))], None,
+         features=features(device_taints=True, prioritized_list=True)),
+    Case("tainted-prioritized-list-disabled",
+         [claim_with_requests(CLAIM0, None, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_B, 1), sub_request(SUB_REQ1, CLASS_A, 1)))], CLASSES_AB,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE1))], features=PL),
+    Case("tainted-admin-access", [_admin(claim_with_request(CLAIM0, REQ0, CLASS_A), 0)], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))], None,
+         features=features(device_taints=True, admin_access=True),
+         allocated=[DeviceID(DRIVER_A, POOL1, DEVICE1), DeviceID(DRIVER_A, POOL1, DEVICE2)]),
+    Case("tainted-admin-access-disabled", [_admin(claim_with_request(CLAIM0, REQ0, CLASS_A), 0)], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, True))], features=features(admin_access=True),
+         allocated=[DeviceID(DRIVER_A, POOL1, DEVICE1), DeviceID(DRIVER_A, POOL1, DEVICE2)]),
+    Case("tainted-all-devices-single", [claim_with_requests(CLAIM0, None, all_request(REQ0, CLASS_A))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))], None,
+         features=TAINTS),
+    Case("tainted-all-devices-single-disabled", [claim_with_requests(CLAIM0, None, all_request(REQ0, CLASS_A))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))]),
 ]
 
 
