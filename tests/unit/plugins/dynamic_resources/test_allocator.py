@@ -10,12 +10,17 @@ from typing import Any
 import pytest
 
 from kubesched.model.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
+from kubesched.model.quantity import parse_decimal
 from kubesched.model.resource import (
     ALLOCATION_RESULTS_MAX_SIZE,
+    CapacityRequestPolicy,
+    CapacityRequestPolicyRange,
     Device,
     DeviceAttribute,
+    DeviceCapacity,
     DeviceClass,
     DeviceConstraint,
+    DeviceRequest,
     DeviceSelector,
     DeviceToleration,
     ResourceClaim,
@@ -25,6 +30,8 @@ from kubesched.model.resource import (
 from kubesched.plugins.dynamic_resources.pools import DeviceID
 from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     BOOL_ATTRIBUTE,
+    CAPACITY0,
+    CAPACITY1,
     CLAIM0,
     CLAIM1,
     CLASS_A,
@@ -36,6 +43,7 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     DEVICE3,
     DRIVER_A,
     DRIVER_B,
+    FIXED_SHARE_ID,
     INT_ATTRIBUTE,
     NODE1,
     NODE2,
@@ -73,6 +81,7 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     attrs,
     claim_with_request,
     claim_with_requests,
+    class_with_allow_multiple_allocations,
     consumption,
     counter_set,
     device,
@@ -756,6 +765,207 @@ CASES += [
     Case("tainted-all-devices-single-disabled", [claim_with_requests(CLAIM0, None, all_request(REQ0, CLASS_A))],
          CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
          [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))]),
+]
+
+
+CC = features(consumable_capacity=True)
+MULTI_A = [class_with_allow_multiple_allocations(CLASS_A, DRIVER_A, True)]
+DEDICATED_A = [class_with_allow_multiple_allocations(CLASS_A, DRIVER_A, False)]
+
+
+def cc(*amount: str) -> dict[str, Any]:
+    """withConsumedCapacity(&fixedShareID, {capacity0: amount}) (or nil)."""
+    return {"share_id": FIXED_SHARE_ID,
+            "consumed_capacity": tuple((CAPACITY0, parse_decimal(a)) for a in amount)}
+
+
+def policy_range(value: str) -> DeviceCapacity:
+    """withCapacityRequestPolicyRange: default 2, min 2, step 2, max 4."""
+    return DeviceCapacity(value, CapacityRequestPolicy(default="2", valid_range=CapacityRequestPolicyRange(
+        min="2", step="2", max="4")))
+
+
+def policy_values(default: str, value: str, *additional: str) -> DeviceCapacity:
+    """withCapacityRequestPolicyValidValues"""
+    return DeviceCapacity(value, CapacityRequestPolicy(default=default, valid_values=[default, *additional]))
+
+
+def cdev(name: str, capacity: DeviceCapacity | str | None, multi: bool = True, name_of: str = CAPACITY0,
+         **kw: Any) -> Device:
+    d = device(name, **kw)
+    if capacity is not None:
+        d.capacity = {name_of: DeviceCapacity(capacity) if isinstance(capacity, str) else capacity}
+    if multi:
+        d.allow_multiple_allocations = True
+    return d
+
+
+def creq(name: str, amount: str | None, cls: str = CLASS_A, count: int = 1) -> DeviceRequest:
+    return request(name, cls, count, capacity=amount)
+
+
+def call(name: str, amount: str | None) -> DeviceRequest:
+    return all_request(name, CLASS_A, capacity=amount)
+
+
+def one_claim(name: str, *requests: DeviceRequest) -> ResourceClaim:
+    return claim_with_requests(name, None, *requests)
+
+
+def slice1(*devices: Device) -> list[ResourceSlice]:
+    return [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, *devices)]
+
+
+CASES += [
+    Case("consumable-capacity-disabled-feature", [one_claim(CLAIM0, creq(REQ0, "1"))], CLASSES_A,
+         [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+         error="claim claim-0, request req-0: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+         features=features(device_binding_and_status=True)),
+    Case("consumable-capacity-disabled-feature-with-prioritized-list",
+         [one_claim(CLAIM0, request_with_prioritized_list(REQ0, sub_request(SUB_REQ0, CLASS_A, 1, capacity="1"),
+                                                          sub_request(SUB_REQ1, CLASS_A, 1, capacity="1")))],
+         CLASSES_A, [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+         error="claim claim-0, subrequest subReq-0: has capacity requests, but the DRAConsumableCapacity feature is "
+               "disabled", features=features(prioritized_list=True, device_binding_and_status=True)),
+    Case("consumable-capacity-multi-allocatable-device-with-missing-capacity-request",
+         [one_claim(CLAIM0, creq(REQ0, "1"))], CLASSES_A, slice1(cdev(DEVICE1, "1", name_of=CAPACITY1)), [],
+         features=CC),
+    Case("consumable-capacity-multi-allocatable-device-allocation-mode-all-with-missing-capacity-request",
+         [one_claim(CLAIM0, call(REQ0, "1"))], MULTI_A, slice1(cdev(DEVICE1, "1", name_of=CAPACITY1)), [],
+         features=CC),
+    Case("consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request",
+         [one_claim(CLAIM0, creq(REQ0, None)), one_claim(CLAIM1, creq(REQ0, None))], MULTI_A,
+         slice1(cdev(DEVICE1, None)),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc())),
+          allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc()))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request",
+         [one_claim(CLAIM0, creq(REQ0, None)), one_claim(CLAIM1, creq(REQ0, None))], MULTI_A,
+         slice1(cdev(DEVICE1, "1"), cdev(DEVICE2, "1")),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("1"))),
+          allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2, **cc("1")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block",
+         [one_claim(CLAIM0, creq(REQ0, None)), one_claim(CLAIM1, creq(REQ0, None))], MULTI_A,
+         slice1(cdev(DEVICE1, "2")), [], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request",
+         [one_claim(CLAIM0, creq(REQ0, "1")), one_claim(CLAIM1, creq(REQ0, "1"))], MULTI_A,
+         slice1(cdev(DEVICE1, "2")),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("1"))),
+          allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("1")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request",
+         [one_claim(CLAIM0, creq(REQ0, None)), one_claim(CLAIM1, creq(REQ0, None))], MULTI_A,
+         slice1(cdev(DEVICE1, policy_range("4"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2"))),
+          allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-zero-request-policy",
+         [one_claim(CLAIM0, creq(REQ0, None)), one_claim(CLAIM1, creq(REQ0, None))], MULTI_A,
+         slice1(cdev(DEVICE1, policy_values("0", "1"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("0"))),
+          allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("0")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-violates-zero-request-policy",
+         [one_claim(CLAIM0, creq(REQ0, "1"))], MULTI_A, slice1(cdev(DEVICE1, policy_values("0", "1"))), [],
+         features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request",
+         [one_claim(CLAIM0, creq(REQ0, "1")), one_claim(CLAIM1, creq(REQ0, "1"))], MULTI_A,
+         slice1(cdev(DEVICE1, policy_range("4"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2"))),
+          allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-range-policy-step", [one_claim(CLAIM0, creq(REQ0, "3"))],
+         MULTI_A, slice1(cdev(DEVICE1, policy_range("4"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("4")))], features=CC),
+    Case("consumable-capacity-range-policy-request-above-int64-rejected",
+         [one_claim(CLAIM0, creq(REQ0, "18446744073709551616"))], MULTI_A, slice1(cdev(DEVICE1, policy_range("4"))),
+         error="cannot be represented", features=CC),
+    Case("consumable-capacity-range-policy-rounded-value-overflow-rejected",
+         [one_claim(CLAIM0, creq(REQ0, "9223372036854775807"))], MULTI_A, slice1(cdev(DEVICE1, policy_range("4"))),
+         error="cannot be represented", features=CC),
+    Case("consumable-capacity-range-policy-overflow-aborts-not-skip",
+         [one_claim(CLAIM0, creq(REQ0, "18446744073709551616"))], MULTI_A,
+         slice1(cdev(DEVICE1, policy_range("4")), cdev(DEVICE2, "36893488147419103232")),
+         error="cannot be represented", features=CC),
+    Case("consumable-capacity-range-policy-allocation-mode-all-overflow-aborts",
+         [one_claim(CLAIM0, call(REQ0, "18446744073709551616"))], MULTI_A, slice1(cdev(DEVICE1, policy_range("4"))),
+         error="cannot be represented", features=CC),
+    Case("consumable-capacity-negative-request-aborts", [one_claim(CLAIM0, creq(REQ0, "-5"))], MULTI_A,
+         slice1(cdev(DEVICE1, "10")), error="negative", features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-valid-values-policy", [one_claim(CLAIM0, creq(REQ0, "2"))],
+         MULTI_A, slice1(cdev(DEVICE1, policy_values("1", "4", "2"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up",
+         [one_claim(CLAIM0, creq(REQ0, "2"))], MULTI_A, slice1(cdev(DEVICE1, policy_values("1", "3", "3"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("3")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request",
+         [one_claim(CLAIM0, creq(REQ0, "1")), one_claim(CLAIM1, creq(REQ0, "2"))], MULTI_A,
+         slice1(cdev(DEVICE1, policy_range("2"))), [], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy",
+         [one_claim(CLAIM0, creq(REQ0, "6"))], MULTI_A, slice1(cdev(DEVICE1, policy_range("10"))), [], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining",
+         [one_claim(CLAIM0, creq(REQ0, "2"))], MULTI_A, slice1(cdev(DEVICE1, policy_range("4"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2")))], features=CC,
+         allocated_capacity={DeviceID(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: parse_decimal("2")}}),
+    Case("consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device",
+         [one_claim(CLAIM0, creq(REQ0, "2"))], MULTI_A,
+         slice1(cdev(DEVICE1, policy_range("2")), cdev(DEVICE2, policy_range("2"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2, **cc("2")))], features=CC,
+         allocated_capacity={DeviceID(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: parse_decimal("2")}}),
+    Case("consumable-capacity-with-multi-allocatable-device-backtrack",
+         [claim_with_requests(CLAIM0, [match(STRING_ATTRIBUTE)], creq(REQ0, "2"), creq(REQ1, "2")),
+          one_claim(CLAIM1, creq(REQ0, "2"))], CLASSES_A,
+         slice1(cdev(DEVICE2, policy_range("2"), attributes=attrs(stringAttribute="stringAttributeValue1")),
+                cdev(DEVICE1, policy_range("4"), attributes=attrs(stringAttribute="stringAttributeValue2"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2")),
+                     R(REQ1, DRIVER_A, POOL1, DEVICE1, **cc("2"))),
+          allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2, **cc("2")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-with-subrequest",
+         [one_claim(CLAIM0, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_A, 1, capacity="4"), sub_request(SUB_REQ1, CLASS_A, 1, capacity="2"),
+             sub_request(SUB_REQ1, CLASS_A, 1)))], MULTI_A, slice1(cdev(DEVICE1, policy_range("2"))),
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE1, **cc("2")))],
+         features=features(consumable_capacity=True, prioritized_list=True)),
+    Case("consumable-capacity-multi-allocatable-device-with-no-available-consumable-capacity",
+         [one_claim(CLAIM0, creq(REQ0, "2"))], MULTI_A, slice1(cdev(DEVICE1, policy_range("2"))), [], features=CC,
+         allocated_capacity={DeviceID(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: parse_decimal("2")}}),
+    Case("consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity",
+         [one_claim(CLAIM0, call(REQ0, "2"))], MULTI_A, slice1(cdev(DEVICE1, "2"), cdev(DEVICE2, None)),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-capacity",
+         [one_claim(CLAIM0, call(REQ0, "2"))], MULTI_A, slice1(cdev(DEVICE1, "2"), cdev(DEVICE2, "1")),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient",
+         [one_claim(CLAIM0, creq(REQ0, "1"), call(REQ1, "1"))], CLASSES_A,
+         slice1(cdev(DEVICE1, "2"), cdev(DEVICE2, "1")),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("1")), R(REQ1, DRIVER_A, POOL1, DEVICE1, **cc("1")),
+                     R(REQ1, DRIVER_A, POOL1, DEVICE2, **cc("1")))], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-sufficient",
+         [one_claim(CLAIM0, call(REQ0, "1"))], CLASSES_A, slice1(cdev(DEVICE1, "2"), cdev(DEVICE2, "1")),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("1")),
+                     R(REQ0, DRIVER_A, POOL1, DEVICE2, **cc("1")))],
+         features=CC, allocated_capacity={DeviceID(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: parse_decimal("1")}}),
+    Case("consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-insufficient",
+         [one_claim(CLAIM0, creq(REQ0, "1"), call(REQ1, "1"))], CLASSES_A,
+         slice1(cdev(DEVICE1, "1"), cdev(DEVICE2, "1")), [], features=CC),
+    Case("consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient",
+         [one_claim(CLAIM0, call(REQ0, "1"))], CLASSES_A, slice1(cdev(DEVICE1, "1"), cdev(DEVICE2, "1")), [],
+         features=CC, allocated_capacity={DeviceID(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: parse_decimal("1")}}),
+    Case("consumable-capacity-dedicated-device-with-consumable-capacity-request", [one_claim(CLAIM0, creq(REQ0, "1"))],
+         DEDICATED_A, slice1(cdev(DEVICE1, "1", multi=False)),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))], features=CC),
+    Case("consumable-capacity-dedicated-device-with-multiple-consumable-capacity-request",
+         [one_claim(CLAIM0, creq(REQ0, "1")), one_claim(CLAIM1, creq(REQ0, "1"))], DEDICATED_A,
+         slice1(cdev(DEVICE1, policy_range("2"), multi=False)), [], features=CC),
+    Case("consumable-capacity-requests-are-not-modified",
+         [one_claim(CLAIM0, creq(REQ0, "2"), creq(REQ1, "1000000000000000000000"))], CLASSES_A,
+         slice1(cdev(DEVICE1, DeviceCapacity("1000000000000000000002", CapacityRequestPolicy(
+             default="1000000000000000000000", valid_range=CapacityRequestPolicyRange(min="2"))))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2")),
+                     R(REQ1, DRIVER_A, POOL1, DEVICE1, **cc("1000000000000000000000")))], features=CC),
+    Case("allow-multiple-allocations-exclude-multi-allocatable-device-by-class-selector",
+         [one_claim(CLAIM0, creq(REQ0, "1"))], DEDICATED_A, slice1(cdev(DEVICE1, "1")), [], features=CC),
+    Case("allow-multiple-allocations-not-allocate-multi-allocatable-device-which-already-dedicated",
+         [one_claim(CLAIM0, creq(REQ0, "1"))], MULTI_A, slice1(cdev(DEVICE1, policy_range("2"))), [], features=CC,
+         allocated=[DeviceID(DRIVER_A, POOL1, DEVICE1)]),
+    Case("allow-multiple-allocations-not-allocate-dedicated-device-which-change-from-multi-allocatable",
+         [one_claim(CLAIM0, creq(REQ0, "1"))], MULTI_A, slice1(cdev(DEVICE1, policy_range("2"), multi=False)), [],
+         features=CC, allocated_capacity={DeviceID(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: parse_decimal("1")}}),
 ]
 
 
