@@ -41,6 +41,7 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     DEVICE1,
     DEVICE2,
     DEVICE3,
+    DEVICE4,
     DRIVER_A,
     DRIVER_B,
     FIXED_SHARE_ID,
@@ -60,6 +61,7 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     REGION2,
     REGION_KEY,
     REQ0,
+    REQ0_SUB_REQ0,
     REQ0_SUB_REQ1,
     REQ1,
     REQ1_SUB_REQ0,
@@ -86,6 +88,7 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     counter_set,
     device,
     device_class,
+    distinct,
     features,
     local_node_selector,
     match,
@@ -107,6 +110,10 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
 CLASSES_A = [device_class(CLASS_A, DRIVER_A)]
 CLASSES_AB = [device_class(CLASS_A, DRIVER_A), device_class(CLASS_B, DRIVER_B)]
 LOCAL1 = local_node_selector(NODE1)
+
+
+def sdev(name: str, value: str) -> Device:
+    return device(name, None, attrs(stringAttribute=value))
 
 
 def mem(amount: str) -> dict[str, str]:
@@ -361,8 +368,8 @@ CASES = [
     Case("with-constraint-not-matching-string-attribute",
          [claim_with_requests(CLAIM0, [match(STRING_ATTRIBUTE)], request(REQ0, CLASS_A, 2))], CLASSES_AB,
          [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A,
-                             device(DEVICE1, None, attrs(stringAttribute="stringAttributeValue")),
-                             device(DEVICE2, None, attrs(stringAttribute="stringAttributeValue2")))], None),
+                             sdev(DEVICE1, "stringAttributeValue"),
+                             sdev(DEVICE2, "stringAttributeValue2"))], None),
     Case("with-constraint-not-matching-bool-attribute",
          [claim_with_requests(CLAIM0, [match(BOOL_ATTRIBUTE)], request(REQ0, CLASS_A, 2))], CLASSES_AB,
          [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, attrs(boolAttribute=True)),
@@ -966,6 +973,121 @@ CASES += [
     Case("allow-multiple-allocations-not-allocate-dedicated-device-which-change-from-multi-allocatable",
          [one_claim(CLAIM0, creq(REQ0, "1"))], MULTI_A, slice1(cdev(DEVICE1, policy_range("2"), multi=False)), [],
          features=CC, allocated_capacity={DeviceID(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: parse_decimal("1")}}),
+]
+
+
+def _gen_slice(name: str, node_name: str, device_name: str, generation: int) -> ResourceSlice:
+    return slice_with_devices(name, node_name, resource_pool(POOL1, 2, generation), DRIVER_A, device(device_name))
+
+
+def fractional_range(value: str) -> DeviceCapacity:
+    """withFractionalCapacityRequestPolicyRange: default 200m, min 200m, step 100m, max 1."""
+    return DeviceCapacity(value, CapacityRequestPolicy(default="200m", valid_range=CapacityRequestPolicyRange(
+        min="200m", step="100m", max="1")))
+
+
+BOOL_SEL = sel(f'device.attributes["{DRIVER_A}"].boolAttribute')
+S_ATTR = "stringAttribute"
+
+CASES += [
+    Case("with-distinct-constraints",
+         [claim_with_requests(CLAIM0, [distinct(BOOL_ATTRIBUTE, REQ0, REQ1),
+                                       distinct(VERSION_ATTRIBUTE, REQ0, REQ1, REQ2),
+                                       distinct(INT_ATTRIBUTE, REQ0, REQ1, REQ2, REQ3)],
+                              *(request(r, CLASS_A, 1) for r in (REQ0, REQ1, REQ2, REQ3)))], CLASSES_A,
+         slice1(cdev(DEVICE1, None, attributes=attrs(driverVersion=("version", "1.0.0"), numa=0, boolAttribute=True)),
+                cdev(DEVICE2, None, attributes=attrs(driverVersion=("version", "1.0.1"), numa=1, boolAttribute=False)),
+                cdev(DEVICE3, None, attributes=attrs(driverVersion=("version", "1.0.2"), numa=2, boolAttribute=True)),
+                cdev(DEVICE4, None, attributes=attrs(driverVersion=("version", "1.0.0"), numa=3, boolAttribute=True))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc()), R(REQ1, DRIVER_A, POOL1, DEVICE2, **cc()),
+                     R(REQ2, DRIVER_A, POOL1, DEVICE3, **cc()), R(REQ3, DRIVER_A, POOL1, DEVICE4, **cc()))],
+         features=CC),
+    Case("distinct-constraint-single-request-count-3-not-distinct",
+         [claim_with_requests(CLAIM0, [distinct(STRING_ATTRIBUTE)], request(REQ0, CLASS_A, 3))], CLASSES_A,
+         slice1(sdev(DEVICE1, "value1"), sdev(DEVICE2, "value2"),
+                sdev(DEVICE3, "value1")), None, features=CC),
+    Case("distinct-constraint-single-request-count-3-all-distinct",
+         [claim_with_requests(CLAIM0, [distinct(STRING_ATTRIBUTE)], request(REQ0, CLASS_A, 3))], CLASSES_A,
+         slice1(sdev(DEVICE1, "value1"), sdev(DEVICE2, "value2"),
+                sdev(DEVICE3, "value3")),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), R(REQ0, DRIVER_A, POOL1, DEVICE2),
+                     R(REQ0, DRIVER_A, POOL1, DEVICE3))], features=CC),
+    Case("distinct-constraint-two-requests-with-count-not-distinct",
+         [claim_with_requests(CLAIM0, [distinct(STRING_ATTRIBUTE, REQ0, REQ1)], request(REQ0, CLASS_A, 2),
+                              request(REQ1, CLASS_A, 1))], CLASSES_A,
+         slice1(sdev(DEVICE1, "value1"), sdev(DEVICE2, "value2"),
+                sdev(DEVICE3, "value1")), None, features=CC),
+    Case("with-distinct-constraints-attribute-not-set",
+         [claim_with_requests(CLAIM0, [distinct(BOOL_ATTRIBUTE, REQ0)], request(REQ0, CLASS_A, 1))], CLASSES_A,
+         slice1(cdev(DEVICE1, None)), [], features=CC),
+    Case("with-distinct-constraints-unknown-type-attribute",
+         [claim_with_requests(CLAIM0, [distinct(BOOL_ATTRIBUTE, REQ0)], request(REQ0, CLASS_A, 1))], CLASSES_A,
+         slice1(cdev(DEVICE1, None, attributes=attrs(boolAttribute=None))), error="unsupported attribute value",
+         features=CC),
+    Case("with-distinct-constraints-with-subrequests",
+         [claim_with_requests(CLAIM0, [distinct(BOOL_ATTRIBUTE, REQ0, REQ1)], *(request_with_prioritized_list(
+             r, sub_request(SUB_REQ0, CLASS_A, 1, BOOL_SEL), sub_request(SUB_REQ1, CLASS_A, 1))
+             for r in (REQ0, REQ1, REQ2)))],
+         CLASSES_A, slice1(cdev(DEVICE1, None, attributes=attrs(boolAttribute=True)),
+                           cdev(DEVICE2, None, attributes=attrs(boolAttribute=False))),
+         [allocation(LOCAL1, R(REQ0_SUB_REQ0, DRIVER_A, POOL1, DEVICE1, **cc()),
+                     R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE2, **cc()),
+                     R("req-2/subReq-0", DRIVER_A, POOL1, DEVICE1, **cc()))],
+         features=features(consumable_capacity=True, prioritized_list=True)),
+    Case("distinct-constraint-single-request-multiple-devices-attribute-not-set",
+         [claim_with_requests(CLAIM0, [distinct(INT_ATTRIBUTE)], request(REQ0, CLASS_A, 3))], CLASSES_A,
+         slice1(device(DEVICE1), device(DEVICE2), device(DEVICE3)), [], features=CC),
+    Case("distinct-constraint-single-request-not-enough-distinct-values",
+         [claim_with_requests(CLAIM0, [distinct(INT_ATTRIBUTE)], request(REQ0, CLASS_A, 3))], CLASSES_A,
+         slice1(*(device(d, None, attrs(numa=n)) for d, n in ((DEVICE1, 1), (DEVICE2, 2), (DEVICE3, 2), (DEVICE4, 2)))),
+         [], features=CC),
+    Case("distinct-constraint-single-request-multiple-devices-attribute-set",
+         [claim_with_requests(CLAIM0, [distinct(INT_ATTRIBUTE)], request(REQ0, CLASS_A, 3))], CLASSES_A,
+         slice1(*(device(d, None, attrs(numa=n)) for d, n in ((DEVICE1, 1), (DEVICE2, 2), (DEVICE3, 1), (DEVICE4, 3)))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), R(REQ0, DRIVER_A, POOL1, DEVICE2),
+                     R(REQ0, DRIVER_A, POOL1, DEVICE4))], features=CC),
+    Case("distinct-constraint-one-multi-allocatable-device-with-distinct-constraint",
+         [claim_with_requests(CLAIM0, [distinct(STRING_ATTRIBUTE)], creq(REQ0, "1"), creq(REQ1, "1"))], MULTI_A,
+         slice1(cdev(DEVICE1, policy_range("2"), attributes=attrs(stringAttribute="stringAttributeValue"))), [],
+         features=CC),
+    Case("distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint",
+         [claim_with_requests(CLAIM0, [distinct(STRING_ATTRIBUTE)], creq(REQ0, "2"), creq(REQ1, "2"))], MULTI_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, cdev(DEVICE1, policy_range("4"), attributes=attrs(
+             stringAttribute="stringAttributeValue1"))),
+          slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, cdev(DEVICE2, policy_range("4"), attributes=attrs(
+              stringAttribute="stringAttributeValue2")))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2")),
+                     R(REQ1, DRIVER_A, POOL1, DEVICE2, **cc("2")))],
+         features=CC),
+    Case("consumable-capacity-fractional-range-gate-disabled", [one_claim(CLAIM0, creq(REQ0, "200m"))], MULTI_A,
+         slice1(cdev(DEVICE1, fractional_range("1"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("1")))], features=CC),
+    Case("consumable-capacity-fractional-range-gate-enabled-round-up", [one_claim(CLAIM0, creq(REQ0, "250m"))],
+         MULTI_A, slice1(cdev(DEVICE1, fractional_range("1"))),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("300m")))],
+         features=features(consumable_capacity=True, fractional_capacity_range=True)),
+    Case("allocation-mode-all-with-multi-host-resource-pool",
+         [claim_with_requests(CLAIM0, None, all_request(REQ0, CLASS_A))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, device(DEVICE1)),
+          slice_with_devices(SLICE2, NODE2, POOL1_2, DRIVER_A, device(DEVICE2))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))]),
+    Case("multi-host-resource-pool-with-stale-slice-for-current-node", [claim_with_request(CLAIM0, REQ0, CLASS_A)],
+         CLASSES_A, [_gen_slice(SLICE1, NODE1, DEVICE1, 1), _gen_slice(SLICE2, NODE2, DEVICE2, 2)], None),
+    Case("multi-host-resource-pool-complete-update-from-node-1-to-node-2", [claim_with_request(CLAIM0, REQ0, CLASS_A)],
+         CLASSES_A, [_gen_slice(SLICE1, NODE1, DEVICE1, 1), _gen_slice(SLICE1, NODE1, DEVICE2, 1),
+                     _gen_slice(SLICE2, NODE2, DEVICE1, 2), _gen_slice(SLICE2, NODE2, DEVICE2, 2)],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))]),
+    Case("multi-host-resource-pool-complete-update-from-node-2-to-node-1", [claim_with_request(CLAIM0, REQ0, CLASS_A)],
+         CLASSES_A, [_gen_slice(SLICE1, NODE2, DEVICE1, 1), _gen_slice(SLICE1, NODE2, DEVICE2, 1),
+                     _gen_slice(SLICE2, NODE1, DEVICE1, 2), _gen_slice(SLICE2, NODE1, DEVICE2, 2)],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))]),
+    Case("multi-host-resource-pool-incomplete-update-from-node-1-to-node-2",
+         [claim_with_request(CLAIM0, REQ0, CLASS_A)], CLASSES_A,
+         [_gen_slice(SLICE1, NODE1, DEVICE1, 1), _gen_slice(SLICE1, NODE1, DEVICE2, 1), _gen_slice(SLICE2, NODE2, DEVICE1, 2)],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))]),
+    Case("multi-host-resource-pool-incomplete-update-from-node-2-to-node-1",
+         [claim_with_request(CLAIM0, REQ0, CLASS_A)], CLASSES_A,
+         [_gen_slice(SLICE1, NODE2, DEVICE1, 1), _gen_slice(SLICE1, NODE2, DEVICE2, 1), _gen_slice(SLICE2, NODE1, DEVICE1, 2)], None),
 ]
 
 
