@@ -1083,11 +1083,13 @@ CASES += [
          [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))]),
     Case("multi-host-resource-pool-incomplete-update-from-node-1-to-node-2",
          [claim_with_request(CLAIM0, REQ0, CLASS_A)], CLASSES_A,
-         [_gen_slice(SLICE1, NODE1, DEVICE1, 1), _gen_slice(SLICE1, NODE1, DEVICE2, 1), _gen_slice(SLICE2, NODE2, DEVICE1, 2)],
+         [_gen_slice(SLICE1, NODE1, DEVICE1, 1), _gen_slice(SLICE1, NODE1, DEVICE2, 1),
+          _gen_slice(SLICE2, NODE2, DEVICE1, 2)],
          [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))]),
     Case("multi-host-resource-pool-incomplete-update-from-node-2-to-node-1",
          [claim_with_request(CLAIM0, REQ0, CLASS_A)], CLASSES_A,
-         [_gen_slice(SLICE1, NODE2, DEVICE1, 1), _gen_slice(SLICE1, NODE2, DEVICE2, 1), _gen_slice(SLICE2, NODE1, DEVICE1, 2)], None),
+         [_gen_slice(SLICE1, NODE2, DEVICE1, 1), _gen_slice(SLICE1, NODE2, DEVICE2, 1),
+          _gen_slice(SLICE2, NODE1, DEVICE1, 2)], None),
 ]
 
 
