@@ -1093,6 +1093,127 @@ CASES += [
 ]
 
 
+def tdev(name: str, value: str, **kw: Any) -> Device:
+    return device(name, None, attrs(type=value), **kw)
+
+
+def type_sel(value: str) -> DeviceSelector:
+    return sel(f'device.attributes["{DRIVER_A}"].type == "{value}"')
+
+
+FOUR = (DEVICE1, DEVICE2, DEVICE3, DEVICE4)
+
+CASES += [
+    Case("partitionable-devices-same-counter-set-name-in-different-resource-slices",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, resource_pool(POOL1, 4), DRIVER_A, device(DEVICE1)),
+          counters_slice(SLICE2, resource_pool(POOL1, 4), {}),
+          slice_with_devices(SLICE3, NODE1, resource_pool(POOL1, 4), DRIVER_A, device(DEVICE2)),
+          counters_slice(SLICE4, resource_pool(POOL1, 4), {})],
+         error="invalid resource pools were encountered", features=PD),
+    Case("partitionable-devices-device-counter-consumption-references-unknown-counter-set",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pdev(DEVICE1, COUNTER_SET2, {})),
+          counters_slice(SLICE2, POOL1_2, {})], error="invalid resource pools were encountered", features=PD),
+    Case("partitionable-devices-device-counter-consumption-references-unknown-counter-in-counter-set",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, mem("8Gi"))),
+          counters_slice(SLICE2, POOL1_2, {"other-memory": "8Gi"})],
+         error="invalid resource pools were encountered", features=PD),
+    Case("partitionable-devices-device-counter-consumption-references-counter-set-in-other-pool",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, pdev(DEVICE1, COUNTER_SET1, mem("8Gi"))),
+          counters_slice(SLICE2, POOL2, mem("8Gi"))], error="invalid resource pools were encountered", features=PD),
+    Case("partitionable-devices-devices-on-different-nodes-consume-same-counter-set",
+         [one_claim(CLAIM0, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("6Gi")), sub_request(SUB_REQ1, CLASS_A, 1,
+                 mem_sel("2Gi"))))],
+         CLASSES_A,
+         [counters_slice(SLICE1, resource_pool(POOL1, 3), mem("8Gi")),
+          slice_with_devices(SLICE2, NODE1, resource_pool(POOL1, 3), DRIVER_A,
+                             pdev(DEVICE1, COUNTER_SET1, mem("6Gi"), True), pdev(DEVICE2, COUNTER_SET1, mem("2Gi"),
+                                 True)),
+          slice_with_devices(SLICE3, NODE2, resource_pool(POOL1, 3), DRIVER_A, pdev(DEVICE3, COUNTER_SET1,
+              mem("6Gi")))],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE2))], features=PD_PL,
+         allocated=[DeviceID(DRIVER_A, POOL1, DEVICE3)]),
+    Case("partitionable-devices-devices-consume-counter-set-in-different-nodes",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [counters_slice(SLICE1, resource_pool(POOL1, 3), mem("8Gi")),
+          slice_with_devices(SLICE2, NODE1, resource_pool(POOL1, 3), DRIVER_A, pdev(DEVICE1, COUNTER_SET1,
+              mem("6Gi"), True)),
+          slice_with_devices(SLICE3, NODE2, resource_pool(POOL1, 3), DRIVER_A,
+                             pdev(DEVICE2, COUNTER_SET1, mem("6Gi"), True), pdev(DEVICE3, COUNTER_SET1, mem("2Gi"),
+                                 True))],
+         [allocation(local_node_selector(NODE2), R(REQ0, DRIVER_A, POOL1, DEVICE3))], features=PD,
+         node=node(NODE2, REGION1), allocated=[DeviceID(DRIVER_A, POOL1, DEVICE1)]),
+    Case("partitionable-devices-validation-error-on-non-targeting-slice",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [counters_slice(SLICE1, resource_pool(POOL1, 3), mem("8Gi")),
+          slice_with_devices(SLICE2, NODE1, resource_pool(POOL1, 3), DRIVER_A, pdev(DEVICE1, COUNTER_SET1,
+              mem("6Gi"), True)),
+          slice_with_devices(SLICE3, NODE2, resource_pool(POOL1, 3), DRIVER_A, pdev(DEVICE3, COUNTER_SET2,
+              mem("6Gi")))],
+         error="invalid resource pools were encountered", features=PD),
+    Case("different-resourceslices-in-pool-can-target-different-nodes", [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE2, POOL1_2, DRIVER_A, device(DEVICE1)),
+                     slice_with_devices(SLICE2, NODE1, POOL1_2, DRIVER_A, device(DEVICE2))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2))]),
+    Case("invalid-pool-is-ok-if-devices-can-be-allocated-from-other", [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, device(DEVICE1)),
+                     slice_with_devices(SLICE2, NODE1, POOL1_2, DRIVER_A, device(DEVICE1)),
+                     slice_with_devices(SLICE3, NODE1, resource_pool(POOL2, 1), DRIVER_A, device(DEVICE2))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL2, DEVICE2))]),
+    Case("invalid-pool-is-error-if-no-other-device-can-be-allocated", [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+         CLASSES_A, [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, device(DEVICE1)),
+                     slice_with_devices(SLICE2, NODE1, POOL1_2, DRIVER_A, device(DEVICE1)),
+                     slice_with_devices(SLICE3, NODE1, resource_pool(POOL2, 1), DRIVER_A, device(DEVICE2))],
+         error="invalid resource pools were encountered", allocated=[DeviceID(DRIVER_A, POOL2, DEVICE2)]),
+    Case("no-allocation-from-incomplete-pools", [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, device(DEVICE1))], None),
+    Case("check-combinations-within-single-request-single-pool-single-slice",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 5))], CLASSES_A, slice1(*(device(d) for d in FOUR)), None,
+         invocations=16),
+    Case("check-combinations-within-single-request-single-pool-multiple-slices",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 5))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+          slice_with_devices(SLICE2, NODE1, POOL1_2, DRIVER_A, device(DEVICE3), device(DEVICE4))], None,
+         invocations=16),
+    Case("check-combinations-within-single-request-multiple-pools-multiple-slices",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 5))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, device(DEVICE1)),
+          slice_with_devices(SLICE2, NODE1, POOL1_2, DRIVER_A, device(DEVICE2)),
+          slice_with_devices(SLICE3, NODE1, POOL2, DRIVER_A, device(DEVICE3), device(DEVICE4))], None,
+         invocations=16),
+    Case("check-combinations-within-single-request-many-pools", [one_claim(CLAIM0, request(REQ0, CLASS_A, 5))],
+         CLASSES_A, [slice_with_devices(sl, NODE1, pool, DRIVER_A, device(d)) for sl, pool, d in
+                     zip((SLICE1, SLICE2, SLICE3, SLICE4), (POOL1, POOL2, POOL3, POOL4), FOUR, strict=True)], None,
+         invocations=16),
+    Case("check-combinations-with-backtracking",
+         [one_claim(CLAIM0, request(REQ1, CLASS_A, 2), request(REQ2, CLASS_A, 1, type_sel("X")))], CLASSES_A,
+         slice1(tdev(DEVICE1, "X"), tdev(DEVICE2, "Y"), tdev(DEVICE3, "Y")),
+         [allocation(LOCAL1, R(REQ1, DRIVER_A, POOL1, DEVICE2), R(REQ1, DRIVER_A, POOL1, DEVICE3),
+                     R(REQ2, DRIVER_A, POOL1, DEVICE1))], invocations=12),
+    Case("check-combinations-with-backtracking-across-slices-and-pools",
+         [one_claim(CLAIM0, request(REQ1, CLASS_A, 2), request(REQ2, CLASS_A, 1, type_sel("X")))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, tdev(DEVICE1, "X")),
+          slice_with_devices(SLICE2, NODE1, POOL1_2, DRIVER_A, tdev(DEVICE2, "Y")),
+          slice_with_devices(SLICE3, NODE1, POOL2, DRIVER_A, tdev(DEVICE3, "Y", binding_conditions=["IsPrepare"]))],
+         [allocation(LOCAL1, R(REQ1, DRIVER_A, POOL1, DEVICE2),
+                     R(REQ1, DRIVER_A, POOL2, DEVICE3, binding_conditions=("IsPrepare",)),
+                     R(REQ2, DRIVER_A, POOL1, DEVICE1))], features=features(device_binding_and_status=True),
+         invocations=12),
+    Case("check-combinations-with-prioritized-list",
+         [one_claim(CLAIM0, request_with_prioritized_list(
+             REQ1, sub_request(SUB_REQ0, CLASS_A, 3, type_sel("Y")), sub_request(SUB_REQ1, CLASS_A, 2)),
+             request_with_prioritized_list(
+             REQ2, sub_request(SUB_REQ0, CLASS_A, 2), sub_request(SUB_REQ1, CLASS_A, 1, type_sel("X"))))], CLASSES_A,
+         slice1(tdev(DEVICE1, "X"), tdev(DEVICE2, "Y"), tdev(DEVICE3, "Y")),
+         [allocation(LOCAL1, R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE2), R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE3),
+                     R("req-2/subReq-1", DRIVER_A, POOL1, DEVICE1))], features=PL, invocations=26),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_allocator(case: Case) -> None:
     run(case)
