@@ -27,7 +27,9 @@ from kubesched.model.resource import (
     ResourcePool,
     ResourceSlice,
 )
+from kubesched.plugins.dynamic_resources.allocator import AllocatedState, Allocator, AllocatorError
 from kubesched.plugins.dynamic_resources.pools import DeviceID
+from kubesched.plugins.dynamic_resources.selectors import SelectorCache
 from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     BOOL_ATTRIBUTE,
     CAPACITY0,
@@ -84,6 +86,7 @@ from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
     claim_with_request,
     claim_with_requests,
     class_with_allow_multiple_allocations,
+    compile_stub,
     consumption,
     counter_set,
     device,
@@ -1212,6 +1215,88 @@ CASES += [
          [allocation(LOCAL1, R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE2), R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE3),
                      R("req-2/subReq-1", DRIVER_A, POOL1, DEVICE1))], features=PL, invocations=26),
 ]
+
+
+BINDING = features(device_binding_and_status=True)
+
+
+def gen_sel(value: str) -> DeviceSelector:
+    return sel(f'device.attributes["{DRIVER_A}"].generation == "{value}"')
+
+
+def bdev(name: str, suffix: str = "") -> Device:
+    return device(name, binding_conditions=["IsPrepare" + suffix],
+        binding_failure_conditions=["BindingFailed" + suffix])
+
+
+def bres(request_name: str, name: str, suffix: str = "") -> R:
+    return R(request_name, DRIVER_A, POOL1, name, binding_conditions=("IsPrepare" + suffix,),
+             binding_failure_conditions=("BindingFailed" + suffix,))
+
+
+GEN_ALL = request_with_prioritized_list(REQ0, sub_request(SUB_REQ0, CLASS_A, 0, gen_sel("v6"), mode="All"),
+                                        sub_request(SUB_REQ1, CLASS_A, 0, gen_sel("v5"), mode="All"))
+
+CASES += [
+    Case("prioritized-list-allocation-mode-all",
+         [one_claim(CLAIM0, request_with_prioritized_list(
+             REQ0, sub_request(SUB_REQ0, CLASS_A, 0, mode="All"), sub_request(SUB_REQ1, CLASS_A, 1)))], CLASSES_A,
+         slice1(device(DEVICE1), device(DEVICE2)), [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE1))],
+         features=PL, allocated=[DeviceID(DRIVER_A, POOL1, DEVICE2)]),
+    Case("prioritized-list-allocation-mode-all-with-selectors", [one_claim(CLAIM0, GEN_ALL)], CLASSES_A,
+         slice1(device(DEVICE1, None, attrs(generation="v5"))),
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE1))], features=PL),
+    Case("prioritized-list-allocation-mode-all-with-selectors-multiple-pools", [one_claim(CLAIM0, GEN_ALL)], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, attrs(generation="v5"))),
+          slice_with_devices(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE1, None, attrs(generation="v5")))],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE1), R(REQ0_SUB_REQ1, DRIVER_A, POOL2, DEVICE1))],
+         features=PL),
+    Case("prioritized-list-allocation-mode-all-with-selectors-multiple-pools-across-nodes", [one_claim(CLAIM0,
+        GEN_ALL)],
+         CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, attrs(generation="v5"))),
+          slice_with_devices(SLICE2, NODE2, POOL2, DRIVER_A, device(DEVICE1, None, attrs(generation="v5")),
+                             device(DEVICE2, None, attrs(generation="v6")))],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE1))], features=PL),
+    Case("prioritized-list-allocation-mode-all-with-selectors-deviceclass-subset", [one_claim(CLAIM0, GEN_ALL)],
+         [_class_with(CLASS_A, f'device.driver == "{DRIVER_A}" && device.attributes["{DRIVER_A}"].selected')],
+         slice1(device(DEVICE1, None, attrs(generation="v6", selected=False)),
+                device(DEVICE2, None, attrs(generation="v5", selected=False)),
+                device(DEVICE3, None, attrs(generation="v5", selected=True))),
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE3))], features=PL),
+    Case("max-number-devices", [one_claim(CLAIM0, request(REQ0, CLASS_A, MAX))], CLASSES_A,
+         [slice_with_multiple_devices(SLICE1, NODE1, POOL1, DRIVER_A, MAX)],
+         [allocation(LOCAL1, *(R(REQ0, DRIVER_A, POOL1, f"device-{i}") for i in range(MAX)))]),
+    Case("device-binding-conditions", [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A, slice1(bdev(DEVICE1)),
+         [allocation(LOCAL1, bres(REQ0, DEVICE1))], features=BINDING),
+    Case("binding-conditions-multiple-devices",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 2), request(REQ1, CLASS_A, 1))], CLASSES_A,
+         slice1(bdev(DEVICE1), bdev(DEVICE2, "2"), bdev(DEVICE3, "3")),
+         [allocation(LOCAL1, bres(REQ0, DEVICE1), bres(REQ0, DEVICE2, "2"), bres(REQ1, DEVICE3, "3"))],
+         features=BINDING),
+    Case("binding-conditions-with-and-without",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1))], CLASSES_A,
+         slice1(device(DEVICE1), bdev(DEVICE2)),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), bres(REQ1, DEVICE2))], features=BINDING),
+    Case("binding-conditions-without-feature-gate", [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         slice1(bdev(DEVICE1)), None),
+    Case("node-restriction", [claim_with_request(CLAIM0, REQ0, CLASS_A)], CLASSES_A,
+         [slice_with_devices(SLICE1, node_label_selector(PLANET_KEY, PLANET_VALUE_EARTH), POOL1, DRIVER_A,
+                             device(DEVICE1, binds_to_node=True))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1))], features=BINDING),
+]
+
+
+def test_interrupt() -> None:
+    """upstream's "interrupt" subtests: a cancelled attempt fails with the context's cause."""
+    claims = [one_claim(CLAIM0, request(REQ0, CLASS_A, 6))]
+    slices = slice1(*(device(d) for d in (*FOUR, "device-5")))
+    allocator = Allocator(slices, {CLASS_A: CLASSES_A[0]}, AllocatedState(), SelectorCache(compile_stub),
+                          aborted=lambda: "context deadline exceeded")
+    with pytest.raises(AllocatorError, match="filter operation aborted: context deadline exceeded"):
+        allocator.allocate(node(NODE1, REGION1), claims)
+    off = Allocator(slices, {CLASS_A: CLASSES_A[0]}, AllocatedState(), SelectorCache(compile_stub))
+    assert off.allocate(node(NODE1, REGION1), claims) is None
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
