@@ -1299,6 +1299,90 @@ def test_interrupt() -> None:
     assert off.allocate(node(NODE1, REGION1), claims) is None
 
 
+PD_CC = features(partitionable_devices=True, consumable_capacity=True)
+
+
+def kind_sel(*kinds: str) -> DeviceSelector:
+    return sel(" || ".join(f'device.attributes["{DRIVER_A}"].kind == "{k}"' for k in kinds))
+
+
+def str_sel(value: str) -> DeviceSelector:
+    return sel(f'device.attributes["{DRIVER_A}"].stringAttribute == "{value}"')
+
+
+def mem_consumed(amount: str) -> dict[str, Any]:
+    return {"share_id": FIXED_SHARE_ID, "consumed_capacity": (("memory", parse_decimal(amount)),)}
+
+
+CASES += [
+    Case("partitionable-consumable-capacity-backtrack-releases-counter",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1, kind_sel("shared")),
+                    request(REQ1, CLASS_A, 1, kind_sel("counteronly")))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             cdev(DEVICE1, None, attributes=attrs(kind="shared"),
+                                  consumes_counters=[consumption(COUNTER_SET1, C1)]),
+                             device(DEVICE2, None, attrs(kind="shared")),
+                             pdev(DEVICE3, COUNTER_SET1, C1, attributes=attrs(kind="counteronly"))),
+          counters_slice(SLICE2, POOL1_2, C1)],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2), R(REQ1, DRIVER_A, POOL1, DEVICE3))], features=PD_CC),
+    Case("consumable-capacity-rejection-rolls-back-constraints",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1, str_sel("cap"), capacity="2")),
+          claim_with_requests(CLAIM1, [match(STRING_ATTRIBUTE)], request_with_prioritized_list(
+              REQ0, sub_request(SUB_REQ0, CLASS_A, 1, str_sel("cap"), mode="All", capacity="2"),
+              sub_request(SUB_REQ1, CLASS_A, 1, str_sel("fb"))))], CLASSES_A,
+         slice1(cdev(DEVICE1, "2", attributes=attrs(stringAttribute="cap")), sdev(DEVICE2, "fb")),
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc("2"))),
+          allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, DEVICE2))],
+         features=features(consumable_capacity=True, prioritized_list=True)),
+    Case("partitionable-empty-capacity-multiple-share-backtrack-keeps-counter-ownership",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1, kind_sel("shared"))),
+          claim_with_requests(CLAIM1, [match(STRING_ATTRIBUTE, REQ1, REQ2)],
+                              request(REQ1, CLASS_A, 1, kind_sel("shared", "fallback")),
+                              request(REQ2, CLASS_A, 1, kind_sel("gate")), request(REQ3, CLASS_A, 1,
+                                  kind_sel("shared")))],
+         CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             cdev(DEVICE1, None, attributes=attrs(kind="shared", stringAttribute="red"),
+                                  consumes_counters=[consumption(COUNTER_SET1, C1)]),
+                             device(DEVICE2, None, attrs(kind="fallback", stringAttribute="blue")),
+                             device(DEVICE3, None, attrs(kind="gate", stringAttribute="blue"))),
+          counters_slice(SLICE2, POOL1_2, C1)],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc())),
+          allocation(LOCAL1, R(REQ1, DRIVER_A, POOL1, DEVICE2), R(REQ2, DRIVER_A, POOL1, DEVICE3),
+                     R(REQ3, DRIVER_A, POOL1, DEVICE1, **cc()))], features=PD_CC),
+    Case("allow-multiple-allocations-with-partitionable-device",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1), request_with_prioritized_list(
+             REQ1, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("6Gi")), sub_request(SUB_REQ1, CLASS_A, 1,
+                 mem_sel("4Gi"))))],
+         MULTI_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             *(pdev(d, COUNTER_SET1, mem(m), True, allow_multiple_allocations=True)
+                               for d, m in ((DEVICE1, "4Gi"), (DEVICE2, "6Gi"), (DEVICE3, "4Gi")))),
+          counters_slice(SLICE2, POOL1_2, mem("8Gi"))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **mem_consumed("4Gi")),
+                     R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE3, **mem_consumed("4Gi")))],
+         features=features(prioritized_list=True, partitionable_devices=True, consumable_capacity=True)),
+    Case("allow-multiple-allocations-with-shared-device-counter-cross-cycle",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1, sel(f'device.attributes["{DRIVER_A}"].mode == "b"'),
+                                    capacity="1"))], MULTI_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             pdev(DEVICE1, COUNTER_SET1, {CAPACITY0: "1"}, True, attributes=attrs(mode="a"),
+                                  allow_multiple_allocations=True),
+                             pdev(DEVICE2, COUNTER_SET1, {CAPACITY0: "1"}, True, attributes=attrs(mode="b"),
+                                  allow_multiple_allocations=True)),
+          counters_slice(SLICE2, POOL1_2, {CAPACITY0: "1"})], [], features=PD_CC,
+         allocated_shared={(DeviceID(DRIVER_A, POOL1, DEVICE1), FIXED_SHARE_ID)},
+         allocated_capacity={DeviceID(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: parse_decimal("1")}}),
+    Case("partitionable-consumable-capacity-shared-device-counter-not-recharged",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             cdev(DEVICE1, None, consumes_counters=[consumption(COUNTER_SET1, C1)])),
+          counters_slice(SLICE2, POOL1_2, C1)],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **cc()))], features=PD_CC,
+         allocated_shared={(DeviceID(DRIVER_A, POOL1, DEVICE1), FIXED_SHARE_ID)}),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_allocator(case: Case) -> None:
     run(case)
