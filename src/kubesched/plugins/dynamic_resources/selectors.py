@@ -27,10 +27,26 @@ version, 1.36 for a 1.37 binary):
   `compareTo`, `isGreaterThan`, `isLessThan`, with the normalize option); k8s Lists v0 (isSorted,
   sum, min, max, indexOf, lastIndexOf); Regex (`find`, `findAll`); URLs; IP and CIDR; Format;
   Authz and AuthzSelectors (declared, useless here).
+- Before evaluating, every attribute of the device is converted (getAttributeValue): a list value
+  first (ints, bools, strings, versions: passed even though DRAListTypeAttributes, off, does not
+  declare the list types), else the scalar; an attribute with no value is the runtime error
+  "unsupported attribute value", a version that is not semver "parse semantic version: ...". So
+  one bad attribute fails every selector on that device, whatever the expression reads.
 - Limits: a runtime cost limit of 1,000,000 per evaluation (resourceapi.CELSelectorExpressionMaxCost),
   with the Kubernetes cost estimator; exceeding it is a runtime error. An expression is compiled
   once and cached by its text (cel.Cache), never per node. A compile error, a runtime error or a
   non-bool result is an error of the whole scheduling attempt, not a "device does not match".
+
+Candidates for the evaluator (none is a dependency yet), as their 2026 releases stand:
+cel-expr-python 0.1.x (the CEL project's own binding of cel-cpp: a type-checked environment with
+declared variables, compile once to a reusable Expression, custom functions and member overloads
+declared with their types, bundled strings/math/optional/bindings/encoders extensions; no cost
+limit in its Python API that we found, and no sets/lists/two-variable-comprehension extensions) fits
+best; common-expression-language 0.10 (bindings of the Rust interpreter: compile once, Python
+functions in a context, but no type checker, so no compile-time "undeclared reference", and no cost
+limit); cel-python 0.5 (pure Python: slow per evaluation, no checker, no cost limit). With any of
+them the Kubernetes libraries (quantity, semver, k8s lists, regex, IP/CIDR, format) and the cost
+limit are ours to write.
 """
 
 from __future__ import annotations

@@ -334,6 +334,10 @@ def _split(name: str, driver: str) -> tuple[str, str]:
 
 
 def _attribute_value(a: DeviceAttribute, name: str) -> object:
+    """As upstream's getAttributeValue: list values first (passed even with list types off)."""
+    for values in (a.int_values, a.bool_values, a.string_values, a.version_values):
+        if values:
+            return list(values)
     for v in (a.int_value, a.bool_value, a.string_value, a.version_value):
         if v is not None:
             return v

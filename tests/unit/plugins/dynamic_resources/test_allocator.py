@@ -1383,6 +1383,22 @@ CASES += [
 ]
 
 
+def list_dev(name: str, attribute: str, *values: str) -> Device:
+    return device(name, None, {attribute: DeviceAttribute(string_values=list(values))})
+
+
+CASES += [
+    Case("list-attributes-disabled-match-constraint-with-lists",
+         [claim_with_requests(CLAIM0, [match(STRING_ATTRIBUTE)], request(REQ0, CLASS_A, 2))], CLASSES_A,
+         slice1(list_dev(DEVICE1, S_ATTR, "value1", "value2", "value3"),
+                list_dev(DEVICE2, S_ATTR, "value2", "value3", "value4")), None),
+    Case("list-attributes-disabled-distinct-constraint-with-lists",
+         [claim_with_requests(CLAIM0, [distinct(STRING_ATTRIBUTE)], request(REQ0, CLASS_A, 2))], CLASSES_A,
+         slice1(list_dev(DEVICE1, S_ATTR, "value1", "value2", "value3"),
+                list_dev(DEVICE2, S_ATTR, "value2", "value3", "value4")), None, features=CC),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_allocator(case: Case) -> None:
     run(case)
