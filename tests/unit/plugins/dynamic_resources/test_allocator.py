@@ -1399,6 +1399,93 @@ CASES += [
 ]
 
 
+def mdev(name: str, *sets: tuple[str, dict[str, str]]) -> Device:
+    """device(name, fromCounters, nil) consuming from several counter sets."""
+    capacity: dict[str, str] = {}
+    for _, values in sets:
+        capacity.update(values)
+    return device(name, capacity, None, consumes_counters=[consumption(n, v) for n, v in sets])
+
+
+def cpu_mem(cpus: str, memory: str) -> dict[str, str]:
+    return {"cpus": cpus, "memory": memory}
+
+
+CASES += [
+    Case("partitionable-devices-multiple-capacity-pools",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1), request_with_prioritized_list(
+             REQ1, sub_request(SUB_REQ0, CLASS_A, 1, mem_sel("6Gi")), sub_request(SUB_REQ1, CLASS_A, 1,
+                 mem_sel("4Gi"))))],
+         CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             *(mdev(d, (COUNTER_SET1, mem(m)), (COUNTER_SET2, {"cpus": c}))
+                               for d, m, c in ((DEVICE1, "4Gi", "4"), (DEVICE2, "6Gi", "6"), (DEVICE3, "4Gi", "4")))),
+          slice_with_counter_sets(SLICE2, NODE1, POOL1_2, DRIVER_A, counter_set(COUNTER_SET1, mem("18Gi")),
+                                  counter_set(COUNTER_SET2, {"cpus": "8"}))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1), R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE3))],
+         features=PD_PL),
+    Case("partitionable-devices-multiple-counters",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             mdev(DEVICE1, (COUNTER_SET1, cpu_mem("6", "4Gi")), (COUNTER_SET2, cpu_mem("4", "2Gi"))),
+                             mdev(DEVICE2, (COUNTER_SET1, cpu_mem("4", "6Gi")), (COUNTER_SET2, cpu_mem("6", "6Gi"))),
+                             mdev(DEVICE3, (COUNTER_SET1, cpu_mem("4", "4Gi")), (COUNTER_SET2, cpu_mem("4", "4Gi")))),
+          slice_with_counter_sets(SLICE2, NODE1, POOL1_2, DRIVER_A, counter_set(COUNTER_SET1, cpu_mem("8", "18Gi")),
+                                  counter_set(COUNTER_SET2, cpu_mem("12", "18Gi")))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2), R(REQ1, DRIVER_A, POOL1, DEVICE3))], features=PD),
+    Case("partitionable-devices-multiple-pools",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             *(mdev(d, (COUNTER_SET1, cpu_mem(c, m)))
+                               for d, c, m in ((DEVICE1, "6", "4Gi"), (DEVICE2, "4", "6Gi"), (DEVICE3, "4", "4Gi")))),
+          counters_slice(SLICE2, POOL1_2, cpu_mem("8", "18Gi")),
+          slice_with_devices(SLICE3, NODE1, POOL2_2, DRIVER_A,
+                             *(mdev(d, (COUNTER_SET1, cpu_mem(c, m)))
+                               for d, c, m in ((DEVICE1, "6", "4Gi"), (DEVICE2, "1", "7Gi"), (DEVICE3, "1", "7Gi")))),
+          counters_slice(SLICE4, POOL2_2, cpu_mem("8", "18Gi"))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL2, DEVICE2), R(REQ1, DRIVER_A, POOL2, DEVICE3))], features=PD,
+         allocated=[DeviceID(DRIVER_A, POOL1, DEVICE2), DeviceID(DRIVER_A, POOL1, DEVICE3),
+                    DeviceID(DRIVER_A, POOL2, DEVICE1)]),
+]
+
+
+def special(name: str, value: bool, cpu: str) -> Device:
+    return device(name, None, attrs(special=value), consumes_counters=[
+        consumption(COUNTER_SET1, {cpu: "1"}), consumption(COUNTER_SET2, {"mem": "10Gi"})])
+
+
+CASES += [
+    Case("partitionable-devices-with-attribute-selector",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 2),
+                    request(REQ1, CLASS_A, 1, sel(f'device.attributes["{DRIVER_A}"].special')))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, special(DEVICE1, True, "cpu1"),
+                             special(DEVICE2, False, "cpu2"), special(DEVICE3, False, "cpu3")),
+          slice_with_counter_sets(SLICE2, NODE1, POOL1_2, DRIVER_A,
+                                  counter_set(COUNTER_SET1, {"cpu1": "1", "cpu2": "1", "cpu3": "1"}),
+                                  counter_set(COUNTER_SET2, {"mem": "30Gi"}))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE2), R(REQ0, DRIVER_A, POOL1, DEVICE3),
+                     R(REQ1, DRIVER_A, POOL1, DEVICE1))], features=PD),
+    Case("prioritized-list-max-allocation-limit-request",
+         [one_claim(CLAIM0, *(request_with_prioritized_list(r, sub_request(SUB_REQ0, CLASS_A, MAX),
+                                                            sub_request(SUB_REQ1, CLASS_A, MAX // 2))
+                              for r in (REQ0, REQ1)))], CLASSES_A,
+         [slice_with_multiple_devices(SLICE1, NODE1, POOL1, DRIVER_A, MAX * 2)],
+         [allocation(LOCAL1, *(R(REQ0_SUB_REQ1, DRIVER_A, POOL1, f"device-{i}") for i in range(MAX // 2)),
+                     *(R(REQ1_SUB_REQ1, DRIVER_A, POOL1, f"device-{i}") for i in range(MAX // 2, MAX)))],
+         features=PL, invocations=75),
+    Case("prioritized-list-max-allocation-allocation-mode-all",
+         [one_claim(CLAIM0, request_with_prioritized_list(REQ0, sub_request(SUB_REQ0, CLASS_A, 0, mode="All"),
+                                                          sub_request(SUB_REQ1, CLASS_A, 2)),
+                    request(REQ1, CLASS_B, 2))], CLASSES_AB,
+         [slice_with_multiple_devices(SLICE1, NODE1, POOL1, DRIVER_A, MAX - 1),
+          slice_with_multiple_devices(SLICE2, NODE1, POOL2, DRIVER_B, 2)],
+         [allocation(LOCAL1, R(REQ0_SUB_REQ1, DRIVER_A, POOL1, "device-0"), R(REQ0_SUB_REQ1, DRIVER_A, POOL1,
+             "device-1"),
+                     R(REQ1, DRIVER_B, POOL2, "device-0"), R(REQ1, DRIVER_B, POOL2, "device-1"))],
+         features=PL, invocations=42),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_allocator(case: Case) -> None:
     run(case)
