@@ -1486,6 +1486,73 @@ CASES += [
 ]
 
 
+PD_BINDING = features(partitionable_devices=True, device_binding_and_status=True)
+PD_BINDING_TAINTS = features(partitionable_devices=True, device_binding_and_status=True, device_taints=True)
+TOLERATION_NO_SCHEDULE_KEY1 = DeviceToleration(key="key1", operator="Exists", effect="NoSchedule")
+TAINT_KEY1 = taint("key1", "value1", "NoSchedule")
+
+
+def pbdev(name: str, counter_set_name: str, memory: str, conditions: tuple[str, str] | None, **kw: Any) -> Device:
+    d = pdev(name, counter_set_name, mem(memory), True, **kw)
+    if conditions is not None:
+        d.binding_conditions, d.binding_failure_conditions = [conditions[0]], [conditions[1]]
+    return d
+
+
+def pbres(name: str, conditions: tuple[str, str] | None, *tolerations: DeviceToleration) -> R:
+    c = ((conditions[0],), (conditions[1],)) if conditions else ((), ())
+    return R(REQ0, DRIVER_A, POOL1, name, tolerations=tolerations, binding_conditions=c[0],
+             binding_failure_conditions=c[1])
+
+
+PREPARE = ("IsPrepare", "BindingFailed")
+
+CASES += [
+    Case("partitionable-devices-with-binding-conditions", [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pbdev(DEVICE1, COUNTER_SET1, "4Gi", PREPARE)),
+          counters_slice(SLICE2, POOL1_2, mem("8Gi"))],
+         [allocation(LOCAL1, pbres(DEVICE1, PREPARE))], features=PD_BINDING),
+    Case("partitionable-devices-with-binding-conditions-multiple", [one_claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+         CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pbdev(DEVICE1, COUNTER_SET1, "4Gi", PREPARE),
+                             pbdev(DEVICE2, COUNTER_SET1, "4Gi", ("IsPrepare2", "BindingFailed2"))),
+          counters_slice(SLICE2, POOL1_2, mem("8Gi"))],
+         [allocation(LOCAL1, pbres(DEVICE1, PREPARE), pbres(DEVICE2, ("IsPrepare2", "BindingFailed2")))],
+         features=PD_BINDING),
+    Case("partitionable-devices-with-binding-conditions-some-devices-no-conditions",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 3))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pbdev(DEVICE1, COUNTER_SET1, "2Gi", PREPARE),
+                             pbdev(DEVICE2, COUNTER_SET1, "2Gi", None),
+                             pbdev(DEVICE3, COUNTER_SET1, "4Gi", ("IsReady", "BindingTimeout"))),
+          counters_slice(SLICE2, POOL1_2, mem("8Gi"))],
+         [allocation(LOCAL1, pbres(DEVICE1, PREPARE), pbres(DEVICE2, None),
+                     pbres(DEVICE3, ("IsReady", "BindingTimeout")))], features=PD_BINDING),
+    Case("partitionable-devices-with-binding-conditions-multi-slices", [one_claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+         CLASSES_A,
+         [slice_with_devices(SLICE4, NODE1, resource_pool(POOL1, 4), DRIVER_A,
+                             pbdev(DEVICE1, COUNTER_SET1, "4Gi", PREPARE)),
+          counters_slice(SLICE3, resource_pool(POOL1, 4), mem("8Gi")),
+          slice_with_devices(SLICE2, NODE1, resource_pool(POOL1, 4), DRIVER_A, pbdev(DEVICE2, COUNTER_SET2, "4Gi",
+              None)),
+          counters_slice(SLICE1, resource_pool(POOL1, 4), mem("8Gi"), set_name=COUNTER_SET2)],
+         [allocation(LOCAL1, pbres(DEVICE2, None), pbres(DEVICE1, PREPARE))], features=PD_BINDING),
+    Case("partitionable-devices-with-binding-conditions-and-taints", [one_claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+         CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A,
+                             pbdev(DEVICE1, COUNTER_SET1, "4Gi", PREPARE, taints=[TAINT_KEY1]),
+                             pbdev(DEVICE2, COUNTER_SET1, "4Gi", None)),
+          counters_slice(SLICE2, POOL1, mem("8Gi"))], None, features=PD_BINDING_TAINTS),
+    Case("partitionable-devices-with-binding-conditions-and-taints-tolerated",
+         [_tolerations(one_claim(CLAIM0, request(REQ0, CLASS_A, 2)), TOLERATION_NO_SCHEDULE_KEY1)], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A,
+                             pbdev(DEVICE1, COUNTER_SET1, "4Gi", PREPARE, taints=[TAINT_KEY1]),
+                             pbdev(DEVICE2, COUNTER_SET1, "4Gi", None)),
+          counters_slice(SLICE2, POOL1_2, mem("8Gi"))],
+         [allocation(LOCAL1, pbres(DEVICE1, PREPARE, TOLERATION_NO_SCHEDULE_KEY1),
+                     pbres(DEVICE2, None, TOLERATION_NO_SCHEDULE_KEY1))], features=PD_BINDING_TAINTS),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_allocator(case: Case) -> None:
     run(case)
