@@ -1553,6 +1553,38 @@ CASES += [
 ]
 
 
+def cap_sel(amount: str) -> DeviceSelector:
+    return sel(f'device.capacity["{DRIVER_A}"]["{CAPACITY0}"].compareTo(quantity("{amount}")) >= 0')
+
+
+def two_caps(c0: str, c1: str) -> dict[str, Any]:
+    return {"share_id": FIXED_SHARE_ID,
+            "consumed_capacity": ((CAPACITY0, parse_decimal(c0)), (CAPACITY1, parse_decimal(c1)))}
+
+
+def pcdev(name: str, c0: str) -> Device:
+    d = mdev(name, (COUNTER_SET1, {CAPACITY0: c0}), (COUNTER_SET2, {CAPACITY1: "4"}))
+    d.allow_multiple_allocations = True
+    d.capacity[CAPACITY1] = policy_range("4")
+    return d
+
+
+CASES += [
+    Case("consumable-capacity-with-partitionable-device-multiple-capacity-pools",
+         [one_claim(CLAIM0, creq(REQ0, "1"), creq(REQ2, "2"), request_with_prioritized_list(
+             REQ1, sub_request(SUB_REQ0, CLASS_A, 1, cap_sel("4"), capacity="1"),
+             sub_request(SUB_REQ1, CLASS_A, 1, cap_sel("2"), capacity="1")))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, pcdev(DEVICE1, "2"), pcdev(DEVICE2, "4"),
+                             pcdev(DEVICE3, "2")),
+          slice_with_counter_sets(SLICE2, NODE1, POOL1_2, DRIVER_A, counter_set(COUNTER_SET1, {CAPACITY0: "4"}),
+                                  counter_set(COUNTER_SET2, {CAPACITY1: "8"}))],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL1, DEVICE1, **two_caps("1", "2")),
+                     R(REQ2, DRIVER_A, POOL1, DEVICE3, **two_caps("2", "2")),
+                     R(REQ1_SUB_REQ1, DRIVER_A, POOL1, DEVICE1, **two_caps("1", "2")))],
+         features=features(prioritized_list=True, partitionable_devices=True, consumable_capacity=True)),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_allocator(case: Case) -> None:
     run(case)
