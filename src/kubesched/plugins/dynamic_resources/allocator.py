@@ -84,16 +84,15 @@ class _DeviceWithID:
 
 
 @dataclass(slots=True)
-class RequestData:
+class _RequestData:
     request: Request
     parent: Request | None
     device_class: DeviceClass | None = None
     num_devices: int = 0
+    # The subrequest picked (kept on the first subrequest's entry, as upstream does; upstream reads it
+    # only to copy class config into the result, which kubesched does not write).
     selected_sub_request_index: int = 0
     all_devices: list[_DeviceWithID] = field(default_factory=list)
-
-    def request_name(self) -> str:
-        return f"{self.parent.name}/{self.request.name}" if self.parent is not None else self.request.name
 
 
 @dataclass(slots=True)
@@ -103,7 +102,7 @@ class _Result:
     id: DeviceID
     device: Device
     slice: ResourceSlice
-    request_data: RequestData
+    request_data: _RequestData
     share_id: str | None = None
     consumed_capacity: dict[str, Decimal] = field(default_factory=dict)
     admin_access: bool | None = None
@@ -160,7 +159,7 @@ class _Run:
         self.pools: list[Pool] = []
         self.matches: dict[tuple[DeviceID, Key], bool] = {}
         self.constraints: list[list[Constraint]] = [[] for _ in claims]
-        self.request_data: dict[Key, RequestData] = {}
+        self.request_data: dict[Key, _RequestData] = {}
         self.allocating_devices: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, ConsumedCapacity] = {}
         self.results: list[list[_Result]] = [[] for _ in claims]
@@ -226,9 +225,9 @@ class _Run:
             return None
         return [self._claim_result(ci) for ci in range(len(self.claims))]
 
-    def _validate_request(self, request: Request, parent: Request | None, key: Key) -> RequestData:
+    def _validate_request(self, request: Request, parent: Request | None, key: Key) -> _RequestData:
         claim = self.claims[key[0]]
-        data = RequestData(request, parent)
+        data = _RequestData(request, parent)
         where = f"claim {claim_key(claim)}, request {request.name}"
         for i, selector in enumerate(request.selectors):
             if selector.cel is None:
@@ -366,7 +365,7 @@ class _Run:
                     undo()
         return False
 
-    def _is_selectable(self, key: Key, data: RequestData, s: ResourceSlice, device: Device) -> bool:
+    def _is_selectable(self, key: Key, data: _RequestData, s: ResourceSlice, device: Device) -> bool:
         if not self.features.device_binding_and_status and device.binding_conditions:
             return False
         device_id = DeviceID(s.spec.driver, s.spec.pool.name, device.name)
@@ -403,7 +402,7 @@ class _Run:
                 return False
         return True
 
-    def _capacity_fits(self, claim: ResourceClaim, data: RequestData, device_id: DeviceID, device: Device,
+    def _capacity_fits(self, claim: ResourceClaim, data: _RequestData, device_id: DeviceID, device: Device,
                        verb: str = "checking") -> bool:
         try:
             return cmp_request_over_capacity(self.a.allocated.aggregated_capacity.get(device_id, {}),
