@@ -27,7 +27,7 @@ from kubesched.model.resource import (
     ResourcePool,
     ResourceSlice,
 )
-from kubesched.plugins.dynamic_resources.allocator import AllocatedState, Allocator, AllocatorError
+from kubesched.plugins.dynamic_resources.allocator import AllocatedState, Allocator, AllocatorError, Features
 from kubesched.plugins.dynamic_resources.pools import DeviceID
 from kubesched.plugins.dynamic_resources.selectors import SelectorCache
 from tests.unit.plugins.dynamic_resources.allocator_fixtures import (
@@ -1592,3 +1592,14 @@ def test_allocator(case: Case) -> None:
 
 def test_case_ids_are_unique() -> None:
     assert len({c.id for c in CASES}) == len(CASES)
+
+
+def test_default_features_are_kube_schedulers() -> None:
+    """kube-scheduler v1.37.2's default gates (pkg/features/kube_features.go): AdminAccess and
+    PrioritizedList GA, DeviceTaints GA, PartitionableDevices, ConsumableCapacity and
+    DeviceBindingConditions beta and on, ResourceClaimDeviceStatus GA; FractionalCapacityRange on only
+    from a minimum compatibility version of 1.37, which defaults to the binary's minus one."""
+    f = Features()
+    assert (f.admin_access, f.prioritized_list, f.partitionable_devices, f.device_taints,
+            f.device_binding_and_status, f.consumable_capacity) == (True,) * 6
+    assert f.fractional_capacity_range is False
