@@ -1585,6 +1585,29 @@ CASES += [
 ]
 
 
+def grouped(name: str, counter_set_name: str, amount: str, *groups: str) -> Device:
+    c = consumption(counter_set_name, {CAPACITY0: amount})
+    c.compatibility_groups = list(groups)
+    return device(name, consumes_counters=[c])
+
+
+CASES += [
+    Case("empty", [], [], [], None),
+    Case("compatibility-groups-disabled-skips-grouped-pool", [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, POOL1_2, DRIVER_A, grouped(DEVICE1, COUNTER_SET1, "2", "mig")),
+          counters_slice(SLICE2, POOL1_2, {CAPACITY0: "4"}),
+          slice_with_devices(SLICE3, NODE1, POOL2_2, DRIVER_A, grouped(DEVICE2, COUNTER_SET2, "2")),
+          counters_slice(SLICE4, POOL2_2, {CAPACITY0: "4"}, set_name=COUNTER_SET2)],
+         [allocation(LOCAL1, R(REQ0, DRIVER_A, POOL2, DEVICE2))], features=PD),
+    Case("compatibility-groups-disabled-skips-ungrouped-device-in-grouped-pool",
+         [one_claim(CLAIM0, request(REQ0, CLASS_A, 1))], CLASSES_A,
+         [slice_with_devices(SLICE1, NODE1, resource_pool(POOL1, 3), DRIVER_A,
+                             grouped(DEVICE1, COUNTER_SET1, "1", "mig")),
+          slice_with_devices(SLICE2, NODE1, resource_pool(POOL1, 3), DRIVER_A, grouped(DEVICE2, COUNTER_SET1, "1")),
+          counters_slice(SLICE3, resource_pool(POOL1, 3), {CAPACITY0: "4"})], None, features=PD),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_allocator(case: Case) -> None:
     run(case)
