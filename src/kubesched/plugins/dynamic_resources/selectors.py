@@ -1,0 +1,99 @@
+"""Device selectors, pluggable: the allocator asks a `SelectorCache` for the compiled form of a CEL
+expression and calls it with the device. No CEL is evaluated here; a real evaluator plugs in later.
+
+What upstream's CEL environment gives a selector (k8s.io/dynamic-resource-allocation v0.37.2,
+cel/compile.go, on top of k8s.io/apiserver's base environment at the default compatibility
+version, 1.36 for a 1.37 binary):
+
+- One variable, `device`, an object `kubernetes.DRADevice` with:
+  - `device.driver` (string);
+  - `device.allowMultipleAllocations` (bool; declared only with DRAConsumableCapacity, on);
+  - `device.attributes`: map of domain -> map of identifier -> value, where a qualified name
+    `domain/id` is split at its first slash and a name without a domain gets the driver as domain
+    (`device.attributes["dra.example.com"].model`). Values are int, bool, string, or a semver
+    version (`semver` type); the list types of DRAListTypeAttributes (alpha, off) are not declared.
+    Looking up an unknown domain gives an empty map, so `device.attributes["x"].y` is a "no such
+    key" runtime error, and `"y" in device.attributes["x"]` is false;
+  - `device.capacity`: the same two-level map with `Quantity` values (the device's capacity value).
+- Libraries: cel-go's standard macros and functions (has, all, exists, exists_one, map, filter,
+  size, matches, string functions ...); ext.Strings v2 (charAt, indexOf, lowerAscii, replace, split,
+  substring, trim, upperAscii, join, quote, format ...); ext.Sets (sets.contains, sets.equivalent,
+  sets.intersects); ext.Lists v3 (slice, flatten, distinct, range, reverse, sort, sortBy ...);
+  ext.TwoVarComprehensions; ext.Bindings (`cel.bind(name, value, expr)`); optional types
+  (`?.`, `.orValue()`); cross-type numeric comparisons; homogeneous aggregate literals.
+- Kubernetes libraries: Quantity (`quantity("1Gi")`, `isQuantity`, `q.compareTo(q2)`, `q.add`,
+  `q.sub`, `q.isGreaterThan`, `q.isLessThan`, `q.asInteger`, `q.asApproximateFloat`, `q.sign`,
+  `q.isInteger`); Semver v1 (`semver("1.2.3")`, `isSemver`, `major`, `minor`, `patch`,
+  `compareTo`, `isGreaterThan`, `isLessThan`, with the normalize option); k8s Lists v0 (isSorted,
+  sum, min, max, indexOf, lastIndexOf); Regex (`find`, `findAll`); URLs; IP and CIDR; Format;
+  Authz and AuthzSelectors (declared, useless here).
+- Before evaluating, every attribute of the device is converted (getAttributeValue): a list value
+  first (ints, bools, strings, versions: passed even though DRAListTypeAttributes, off, does not
+  declare the list types), else the scalar; an attribute with no value is the runtime error
+  "unsupported attribute value", a version that is not semver "parse semantic version: ...". So
+  one bad attribute fails every selector on that device, whatever the expression reads.
+- Limits: a runtime cost limit of 1,000,000 per evaluation (resourceapi.CELSelectorExpressionMaxCost),
+  with the Kubernetes cost estimator; exceeding it is a runtime error. An expression is compiled
+  once and cached by its text (cel.Cache), never per node. A compile error, a runtime error or a
+  non-bool result is an error of the whole scheduling attempt, not a "device does not match".
+
+Candidates for the evaluator (none is a dependency yet), as their 2026 releases stand:
+cel-expr-python 0.1.x (the CEL project's own binding of cel-cpp: a type-checked environment with
+declared variables, compile once to a reusable Expression, custom functions and member overloads
+declared with their types, bundled strings/math/optional/bindings/encoders extensions; no cost
+limit in its Python API that we found, and no sets/lists/two-variable-comprehension extensions) fits
+best; common-expression-language 0.10 (bindings of the Rust interpreter: compile once, Python
+functions in a context, but no type checker, so no compile-time "undeclared reference", and no cost
+limit); cel-python 0.5 (pure Python: slow per evaluation, no checker, no cost limit). With any of
+them the Kubernetes libraries (quantity, semver, k8s lists, regex, IP/CIDR, format) and the cost
+limit are ours to write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from kubesched.model.resource import DeviceAttribute, DeviceCapacity
+
+
+class SelectorCompileError(Exception):
+    pass
+
+
+class SelectorRuntimeError(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CelDevice:
+    """What upstream passes to a selector (cel.Device): attribute and capacity names as in the slice."""
+
+    driver: str
+    allow_multiple_allocations: bool | None
+    attributes: Mapping[str, DeviceAttribute]
+    capacity: Mapping[str, DeviceCapacity]
+
+
+# A compiled selector: True if the device matches; raises SelectorRuntimeError.
+CompiledSelector = Callable[[CelDevice], bool]
+# Compiles an expression; raises SelectorCompileError.
+SelectorCompiler = Callable[[str], CompiledSelector]
+
+
+class SelectorCache:
+    """Each expression compiled once; a compile error is cached too."""
+
+    def __init__(self, compiler: SelectorCompiler) -> None:
+        self._compile = compiler
+        self._cache: dict[str, CompiledSelector | SelectorCompileError] = {}
+
+    def get(self, expression: str) -> CompiledSelector | SelectorCompileError:
+        found = self._cache.get(expression)
+        if found is None:
+            try:
+                found = self._compile(expression)
+            except SelectorCompileError as e:
+                found = e
+            self._cache[expression] = found
+        return found

@@ -1,0 +1,106 @@
+"""The allocator's inputs and outputs besides the API objects: its feature switches, the devices
+already allocated, the results, and a uniform view of `exactly` requests and firstAvailable
+subrequests (upstream's requestAccessor)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from kubesched.model.objects import NodeSelector
+from kubesched.model.resource import DeviceRequest, DeviceSelector, DeviceToleration, ResourceClaim
+from kubesched.plugins.dynamic_resources.capacity import ConsumedCapacity
+from kubesched.plugins.dynamic_resources.pools import DeviceID
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """The allocator's feature switches, at kube-scheduler v1.37.2's defaults."""
+
+    admin_access: bool = True
+    prioritized_list: bool = True
+    partitionable_devices: bool = True
+    device_taints: bool = True
+    device_binding_and_status: bool = True
+    consumable_capacity: bool = True
+    fractional_capacity_range: bool = False
+
+
+@dataclass(slots=True)
+class AllocatedState:
+    """Devices allocated to claims already (or in flight), as the scheduler gathers them."""
+
+    allocated_devices: set[DeviceID] = field(default_factory=set)
+    # (device, shareID) of the allocations of devices that allow multiple allocations.
+    allocated_shared_device_ids: set[tuple[DeviceID, str]] = field(default_factory=set)
+    aggregated_capacity: dict[DeviceID, ConsumedCapacity] = field(default_factory=dict)
+
+    def is_allocated(self, device_id: DeviceID) -> bool:
+        """IsDeviceAllocated: taken whole, shared, or with capacity consumed."""
+        return (device_id in self.allocated_devices
+                or any(d == device_id for d, _ in self.allocated_shared_device_ids)
+                or device_id in self.aggregated_capacity)
+
+
+@dataclass(slots=True)
+class DeviceResult:
+    """One device of an allocation (DeviceRequestAllocationResult)."""
+
+    request: str  # "<request>" or "<request>/<subrequest>"
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool | None = None
+    tolerations: list[DeviceToleration] = field(default_factory=list)
+    share_id: str | None = None
+    consumed_capacity: dict[str, Decimal] = field(default_factory=dict)
+    binding_conditions: list[str] = field(default_factory=list)
+    binding_failure_conditions: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ClaimAllocation:
+    """The allocation of one claim: its devices in the order found, and where they can be used
+    (None: every node)."""
+
+    results: list[DeviceResult]
+    node_selector: NodeSelector | None
+
+
+class Request:
+    """requestAccessor: an `exactly` request or one firstAvailable subrequest, read alike."""
+
+    __slots__ = ("admin_access", "allocation_mode", "capacity_requests", "count", "device_class_name",
+                 "has_admin_access", "name", "selectors", "tolerations")
+
+    def __init__(self, name: str, device_class_name: str, allocation_mode: str, count: int,
+                 admin_access: bool | None, selectors: list[DeviceSelector],
+                 tolerations: list[DeviceToleration], capacity_requests: dict[str, str] | None) -> None:
+        self.name = name
+        self.device_class_name = device_class_name
+        self.allocation_mode = allocation_mode
+        self.count = count
+        self.admin_access = bool(admin_access)
+        self.has_admin_access = admin_access is not None
+        self.selectors = selectors
+        self.tolerations = tolerations
+        self.capacity_requests = capacity_requests
+
+
+def exact_request(request: DeviceRequest) -> Request:
+    e = request.exactly
+    if e is None:
+        return Request(request.name, "", "", 0, None, [], [], None)
+    return Request(request.name, e.device_class_name, e.allocation_mode, e.count, e.admin_access, e.selectors,
+                    e.tolerations, None if e.capacity is None else e.capacity.requests)
+
+
+def sub_requests(request: DeviceRequest) -> list[Request]:
+    return [Request(s.name, s.device_class_name, s.allocation_mode, s.count, None, s.selectors, s.tolerations,
+                     None if s.capacity is None else s.capacity.requests) for s in request.first_available]
+
+
+def claim_key(claim: ResourceClaim) -> str:
+    """klog.KObj: namespace/name."""
+    m = claim.metadata
+    return f"{m.namespace}/{m.name}" if m.namespace else m.name
