@@ -224,7 +224,9 @@ class Cycles:
             # The room it held is free again, as if an assigned pod had been deleted.
             self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
         latest = self.pods.get(pod_info.key)
-        final = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and self.bound_or_gone(pod_info.pod.metadata.uid)
+        # Asked on every failure, so the port's record of this pod is spent whatever the status says.
+        gone = self.bound_or_gone(pod_info.pod.metadata.uid)
+        final = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and gone
         if final or latest is None or latest.metadata.uid != pod_info.pod.metadata.uid or latest.spec.node_name:
             # Already bound (by us or another), deleted, or replaced: the informer brings the truth.
             log.info("binding skipped", extra={"pod": pod_info.key, "node": node, "detail": status.message()})
