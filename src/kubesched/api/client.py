@@ -7,6 +7,7 @@ Measured on the 2-core box: 64 keep-alive HTTP/1.1 connections reach ~350-390 bi
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import ipaddress
 import logging
@@ -21,7 +22,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from kubesched.api.errors import ApiConnectionError, ApiError
+from kubesched.api.errors import ApiConnectionError, ApiError, ApiFenced
 from kubesched.api.http1 import Http1Pool
 from kubesched.api.kubeconfig import ClusterConfig
 from kubesched.api.ratelimit import TokenBucket
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 JSON = "application/json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+# Methods that change nothing: a fenced client still sends them.
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
 MERGE_PATCH = "application/merge-patch+json"
 DEFAULT_TIMEOUT = 30.0
 
@@ -191,6 +194,9 @@ class ApiClient:
         proxy = proxy_for(config.server, config.proxy_url)
         self._proxy: str | None = None
         self._proxy_headers: dict[str, str] = {}
+        # Why writes are refused (fence()), and the tasks with a write under way, to cancel then.
+        self.fenced: str | None = None
+        self._writing: set[asyncio.Task[Any]] = set()
         if proxy:
             self._proxy, self._proxy_headers = _proxy_and_auth(proxy)
 
@@ -270,12 +276,52 @@ class ApiClient:
 
         `body` may be bytes (sent as is) or anything orjson can encode. Network failures raise
         ApiConnectionError. A 401 with a refreshable token is retried once with a fresh one."""
+        if method not in READS:
+            return await self._write(method, path, params, body, content_type, request_timeout)
+        return await self._request(method, path, params, body, content_type, request_timeout)
+
+    def fence(self, reason: str) -> None:
+        """From now on refuse every write (ApiFenced), and cancel those under way, whether waiting
+        for a token or a connection or sent and awaiting the answer; reads and watches go on.
+
+        For the moment leadership is lost: kube-scheduler exits then, so no bind, patch or event of
+        the old leader can follow the new leader's first."""
+        if self.fenced is not None:
+            return
+        self.fenced = reason
+        current = asyncio.current_task()
+        for task in list(self._writing):
+            if task is not current:
+                task.cancel(reason)
+
+    async def _write(self, method: str, path: str, params: Params | None, body: Any, content_type: str,
+                     request_timeout: float | None) -> Response:
+        if self.fenced is not None:
+            raise ApiFenced(f"{method} {path}: not sent: {self.fenced}")
+        task = asyncio.current_task()
+        assert task is not None
+        self._writing.add(task)
+        try:
+            return await self._request(method, path, params, body, content_type, request_timeout)
+        except asyncio.CancelledError:
+            if self.fenced is None:
+                raise
+            # cancelled by fence(): the caller sees a failed write, as for a dropped connection
+            task.uncancel()
+            raise ApiFenced(f"{method} {path}: cancelled: {self.fenced}") from None
+        finally:
+            self._writing.discard(task)
+
+    async def _request(self, method: str, path: str, params: Params | None, body: Any, content_type: str,
+                       request_timeout: float | None) -> Response:
         data = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
         time_limit = request_timeout or self._timeout
         # Through a proxy, aiohttp (which tunnels); else the lean pool for creates.
         lean = method == "POST" and params is None and data is not None and self._proxy is None
         for attempt in range(2):
             await self._limiter.acquire()
+            if self.fenced is not None and method not in READS:
+                raise ApiFenced(f"{method} {path}: not sent: {self.fenced}")
             headers = await self._headers(content_type if data is not None else None)
             if lean:
                 assert data is not None

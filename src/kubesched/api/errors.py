@@ -47,3 +47,7 @@ class ApiError(Exception):
 
 class ApiConnectionError(Exception):
     """The apiserver could not be reached or dropped the connection."""
+
+
+class ApiFenced(ApiConnectionError):
+    """A write refused by this process itself: it may no longer write (its leader lease is lost)."""

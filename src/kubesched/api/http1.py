@@ -79,8 +79,8 @@ class Http1Pool:
                     payload = await reader.readexactly(length)
                 else:
                     payload, keep = await reader.read(), False
-        except _ClosedBeforeAnswer:
-            writer.close()
+        except (_ClosedBeforeAnswer, asyncio.CancelledError):
+            writer.close()  # half a request or answer: the connection cannot be reused
             raise
         except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as e:
             writer.close()

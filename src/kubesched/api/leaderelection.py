@@ -5,9 +5,13 @@ Written here rather than taken from kubernetes_asyncio's leaderelection: that on
 client (a second set of credentials, TLS and rate limiting beside ApiClient) and reads the real clock,
 so it could neither share this process's connection nor be tested in fake time.
 
-Expiry is judged as client-go judges it: by this process's monotonic clock at the moment it saw the
-record change (`observed_time`) plus the record's leaseDurationSeconds, never by the timestamps another
-host wrote, so clock skew between replicas does not matter.
+Expiry is judged as client-go judges it: by this process's monotonic clock at the moment it read the
+changed record (`observed_time`, taken after the read returns) plus the record's leaseDurationSeconds,
+never by the timestamps another host wrote, so clock skew between replicas does not matter.
+
+Every attempt runs under one deadline that covers all of it, the wait for a connection or a rate-limit
+token included (client-go's context per round): a request that hangs cannot keep a leader believing it
+leads past renewDeadline, after which a standby may take over.
 """
 
 from __future__ import annotations
@@ -66,6 +70,9 @@ class LeaderElector:
         self.observed: LeaseRecord | None = None
         self.observed_time = 0.0
         self.leading = asyncio.Event()
+        # Set when run() gives the lease up after leading: nothing may be written for it any more,
+        # not even a release (another candidate may hold the lease by now).
+        self.lost = False
         self._observers: list[Callable[[bool], None]] = []
         self._reported_holder: str | None = None
 
@@ -112,7 +119,7 @@ class LeaderElector:
                 log.warning("renewing the lease without reading it failed, reading it: %s", exc,
                             extra={"lease": self.describe()})
             else:
-                self._observe(mine, now)
+                self._observe(mine, self._clock())
                 return True
         # 2. read the record, or create it
         try:
@@ -126,10 +133,11 @@ class LeaderElector:
             except Exception as exc:
                 log.warning("cannot create the lease: %s", exc, extra={"lease": self.describe()})
                 return False
-            self._observe(desired, now)
+            self._observe(desired, self._clock())
             return True
-        # 3. someone else holds it and it has not expired by our clock
-        self._observe(current, now)
+        # 3. someone else holds it and it has not expired by our clock. A changed record counts from
+        # when it was read, not from when the read was sent: a slow read must not shorten the wait.
+        self._observe(current, self._clock())
         if current.holder_identity and self._lease_valid(now) and not self.is_leader():
             return False
         # 4. take it over (counting the transition) or renew it
@@ -144,8 +152,24 @@ class LeaderElector:
             # a 409 lands here too: another candidate moved first; the next attempt reads its record
             log.warning("cannot update the lease: %s", exc, extra={"lease": self.describe()})
             return False
-        self._observe(desired, now)
+        self._observe(desired, self._clock())
         return True
+
+    async def _attempt_within(self, seconds: float) -> bool:
+        """One tryAcquireOrRenew that ends within `seconds` however its requests behave: on time
+        out it is cancelled (and counts as failed), so nothing of it can land later."""
+        attempt = asyncio.ensure_future(self.try_acquire_or_renew(seconds))
+        timer = asyncio.ensure_future(self._sleep(seconds))
+        try:
+            await asyncio.wait((attempt, timer), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+            if not attempt.done():
+                attempt.cancel()
+                log.warning("the lease request did not finish within %.3gs; cancelled", seconds,
+                            extra={"lease": self.describe()})
+                await asyncio.wait((attempt,))
+        return not attempt.cancelled() and attempt.result()
 
     # --- the loops ------------------------------------------------------------------------------------
 
@@ -154,13 +178,14 @@ class LeaderElector:
         await self.acquire()
         try:
             await self.renew()
+            self.lost = True  # not when cancelled: a stop hands the lease over with release()
         finally:
             self._set_leading(False)
 
     async def acquire(self) -> None:
         log.info("attempting to acquire the leader lease", extra={"lease": self.describe(),
                                                                    "identity": self.identity})
-        while not await self.try_acquire_or_renew(self.timing.renew_deadline):
+        while not await self._attempt_within(self.timing.renew_deadline):
             wait = self.timing.retry_period * (1 + ACQUIRE_JITTER * self._rng.random())
             if self.observed is not None and self.observed.holder_identity:
                 # try the moment the holder's lease runs out by our clock, not up to a period later
@@ -186,7 +211,7 @@ class LeaderElector:
                     log.error("failed to renew the leader lease within renewDeadline",
                               extra={"lease": self.describe(), "renew_deadline": self.timing.renew_deadline})
                     return
-                if await self.try_acquire_or_renew(remaining):
+                if await self._attempt_within(remaining):
                     last_renewed = started
                     break
                 if not self.is_leader():
@@ -199,7 +224,7 @@ class LeaderElector:
     async def release(self, request_timeout: float) -> bool:
         """client-go's release (ReleaseOnCancel): an empty holder and a 1 s lease, so a standby takes
         over at its next attempt instead of waiting out leaseDuration. True if not held afterwards."""
-        if not self.is_leader() or self.observed is None:
+        if self.lost or not self.is_leader() or self.observed is None:
             return True
         stamp = micro_time(self._wall())
         record = LeaseRecord("", 1, stamp, stamp, self.observed.lease_transitions)

@@ -170,9 +170,13 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
     conn = config.client_connection
     # Every informer's watch holds a connection of its own: 8, and one per storage resource.
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
-                         max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES)) as client:
+                         max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES)) as client, \
+            ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=2,
+                      user_agent="kubesched/leader-election") as election_client:
+        # The lease has a client of its own, as kube-scheduler's: its renewals never queue for a
+        # token or a connection behind binds, events and patches.
         scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit,
-                              out_of_tree=out_of_tree, elector=elector_for(client, config.leader_election))
+                              out_of_tree=out_of_tree, elector=elector_for(election_client, config.leader_election))
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
 

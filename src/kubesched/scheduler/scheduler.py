@@ -215,8 +215,11 @@ class Scheduler:
 
     async def _campaign(self, elector: LeaderElector) -> None:
         await elector.run()
-        # run() returns only once the lease is lost: stop scheduling now and exit non-zero, as
-        # kube-scheduler does, so a restart rejoins as a standby with fresh caches.
+        # run() returns only once the lease is lost. From this moment (no await in between) no bind,
+        # patch or event may go out, in flight or not: another replica may take the lease over once
+        # its own view of it expires. Then stop scheduling and exit non-zero, as kube-scheduler does,
+        # so a restart rejoins as a standby with fresh caches.
+        self.client.fence("the leader lease was lost")
         self._fail("leader election lost")
 
     async def _until(self, step: asyncio.Future[Any] | None) -> bool:
@@ -237,7 +240,9 @@ class Scheduler:
         self.queue.close()
         if self.failure is not None and not self._stopping.is_set():
             log.error("kubesched cannot go on: %s", self.failure)
-            await self.stop()
+            # With the lease lost every write is refused: nothing is left to wait for.
+            lost = self.elector is not None and self.elector.lost
+            await self.stop(grace=0.0 if lost else 10.0)
             raise SchedulerFailed(self.failure)
 
     def _spawn_critical(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
@@ -307,7 +312,7 @@ class Scheduler:
         await self.elector.release(request_timeout=min(max(time_left, 1.0), 5.0))
 
     async def _schedule_loop(self) -> None:
-        while not self._stopping.is_set():
+        while not self._stopping.is_set() and self.failure is None:
             info = await self.queue.pop()
             if info is None:
                 return

@@ -65,6 +65,11 @@ class Store:
     record: LeaseRecord | None = None
     version: int = 0
     down: bool = False
+    # Requests hang forever whatever their request_timeout (a stuck connection, or a wait for a
+    # rate-limit token that the request timeout does not cover).
+    hung: bool = False
+    # Seconds (fake time) each read takes to come back.
+    read_delay: float = 0.0
     # Before the next update lands, another writer changes the lease (so that update gets a 409).
     interleave: LeaseRecord | None = None
     writes: list[LeaseRecord] = field(default_factory=list)
@@ -78,31 +83,36 @@ class Store:
 class FakeLock:
     """One candidate's view of the store, conditional on the version it saw, as ApiLeaseLock."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, time: FakeTime | None = None) -> None:
         self.store = store
+        self.time = time
         self.seen: int | None = None
 
     def describe(self) -> str:
         return "kube-system/kubesched"
 
-    def _check(self) -> None:
+    async def _check(self) -> None:
+        if self.store.hung:
+            await asyncio.get_running_loop().create_future()
         if self.store.down:
             raise ApiConnectionError("connection refused")
 
     async def get(self, request_timeout: float) -> LeaseRecord | None:
-        self._check()
+        await self._check()
+        if self.store.read_delay and self.time is not None:
+            await self.time.sleep(self.store.read_delay)
         self.seen = self.store.version if self.store.record is not None else None
         return self.store.record
 
     async def create(self, record: LeaseRecord, request_timeout: float) -> None:
-        self._check()
+        await self._check()
         if self.store.record is not None:
             raise LeaseConflict("AlreadyExists")
         self.store.put(record)
         self.seen = self.store.version
 
     async def update(self, record: LeaseRecord, request_timeout: float) -> None:
-        self._check()
+        await self._check()
         if self.store.interleave is not None:
             self.store.put(self.store.interleave)
             self.store.interleave = None
@@ -113,7 +123,7 @@ class FakeLock:
 
 
 def elector(store: Store, time: FakeTime, identity: str, timing: Timing = TIMING) -> LeaderElector:
-    return LeaderElector(FakeLock(store), identity, timing, clock=time.clock, wall=time.wall, sleep=time.sleep,
+    return LeaderElector(FakeLock(store, time), identity, timing, clock=time.clock, wall=time.wall, sleep=time.sleep,
                          rng=random.Random(0))
 
 
@@ -277,3 +287,85 @@ async def test_release_by_a_standby_writes_nothing() -> None:
     writes = len(store.writes)
     assert await me.release(2.0)
     assert len(store.writes) == writes
+
+
+async def test_leader_stops_within_renew_deadline_when_its_requests_hang() -> None:
+    """The request timeout alone does not bound a renewal (a wait for a token or a connection comes
+    before it): the leader must stop leading renewDeadline after its last renewal all the same,
+    before a standby, counting leaseDuration from when it read that renewal, may take over."""
+    time = FakeTime()
+    store = Store()
+    me, standby = elector(store, time, "me"), elector(store, time, "standby")
+    ta = asyncio.create_task(me.run(), name="elector-me")
+    await time.advance(0)
+    tb = asyncio.create_task(standby.run(), name="elector-standby")
+    await time.advance(10)
+    assert me.leading.is_set()
+    assert store.record is not None
+    last_renewal = datetime.fromisoformat(store.record.renew_time).timestamp()
+    lost_at: list[float] = []
+    me.add_observer(lambda leading: lost_at.append(time.now) if not leading else None)
+    lock = me.lock
+    assert isinstance(lock, FakeLock)
+    hung_lock = FakeLock(Store(hung=True), time)
+    me.lock = hung_lock  # only the leader's connection hangs; the standby still reaches the store
+    await time.advance(TIMING.renew_deadline + TIMING.retry_period)
+    assert ta.done()
+    assert ta.exception() is None
+    assert me.lost
+    assert lost_at
+    assert lost_at[0] - last_renewal <= TIMING.renew_deadline
+    await time.advance(TIMING.lease_duration)
+    assert standby.leading.is_set()
+    taken_at = datetime.fromisoformat(store.record.acquire_time).timestamp()
+    assert taken_at > lost_at[0]
+    # the one that lost writes nothing more, not even a release
+    writes = len(store.writes)
+    me.lock = lock
+    assert await me.release(2.0)
+    assert len(store.writes) == writes
+    tb.cancel()
+    await asyncio.wait([tb])
+
+
+async def test_acquire_gives_up_an_attempt_that_hangs_and_tries_again() -> None:
+    time = FakeTime()
+    store = Store(hung=True)
+    me = elector(store, time, "me")
+    task = asyncio.create_task(me.run(), name="elector")
+    await time.advance(TIMING.renew_deadline * 2.5)
+    assert not me.leading.is_set()
+    store.hung = False
+    await time.advance(TIMING.renew_deadline + TIMING.retry_period * 1.1)
+    assert me.leading.is_set()
+    task.cancel()
+    await asyncio.wait([task])
+
+
+async def test_a_read_counts_from_when_it_came_back() -> None:
+    """client-go's observedTime is taken when the changed record has been read: a read that took 3 s
+    must not make the standby take over 3 s early."""
+    time = FakeTime()
+    store = Store(record=held_by("other"), read_delay=3.0)
+    me = elector(store, time, "me")
+    sent = time.now
+    attempt = asyncio.create_task(me.try_acquire_or_renew(10.0), name="attempt")
+    await time.advance(3.0)
+    assert attempt.done()
+    assert attempt.result() is False
+    assert me.observed_time == sent + 3.0
+
+
+async def test_a_stopped_leader_still_releases() -> None:
+    """Cancelling run() (a SIGTERM) is not losing the lease: release() hands it over."""
+    time = FakeTime()
+    store = Store()
+    me = elector(store, time, "me")
+    task = asyncio.create_task(me.run(), name="elector")
+    await time.advance(0)
+    task.cancel()
+    await asyncio.wait([task])
+    assert not me.lost
+    assert await me.release(2.0)
+    assert store.record is not None
+    assert store.record.holder_identity == ""
