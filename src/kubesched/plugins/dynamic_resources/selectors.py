@@ -1,5 +1,6 @@
 """Device selectors, pluggable: the allocator asks a `SelectorCache` for the compiled form of a CEL
-expression and calls it with the device. No CEL is evaluated here; a real evaluator plugs in later.
+expression and calls it with the device. No CEL is evaluated here: the evaluator
+(cel/) plugs in as a SelectorCache.
 
 What upstream's CEL environment gives a selector (k8s.io/dynamic-resource-allocation v0.37.2,
 cel/compile.go, on top of k8s.io/apiserver's base environment at the default compatibility
@@ -37,16 +38,8 @@ version, 1.36 for a 1.37 binary):
   once and cached by its text (cel.Cache), never per node. A compile error, a runtime error or a
   non-bool result is an error of the whole scheduling attempt, not a "device does not match".
 
-Candidates for the evaluator (none is a dependency yet), as their 2026 releases stand:
-cel-expr-python 0.1.x (the CEL project's own binding of cel-cpp: a type-checked environment with
-declared variables, compile once to a reusable Expression, custom functions and member overloads
-declared with their types, bundled strings/math/optional/bindings/encoders extensions; no cost
-limit in its Python API that we found, and no sets/lists/two-variable-comprehension extensions) fits
-best; common-expression-language 0.10 (bindings of the Rust interpreter: compile once, Python
-functions in a context, but no type checker, so no compile-time "undeclared reference", and no cost
-limit); cel-python 0.5 (pure Python: slow per evaluation, no checker, no cost limit). With any of
-them the Kubernetes libraries (quantity, semver, k8s lists, regex, IP/CIDR, format) and the cost
-limit are ours to write.
+The evaluator is `cel.cache.CelSelectorCache` (cel-expr-python, the CEL project's binding of
+cel-cpp); cel/compile.py says where it differs from upstream and why.
 """
 
 from __future__ import annotations

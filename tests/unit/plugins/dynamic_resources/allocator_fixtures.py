@@ -302,10 +302,11 @@ def _got(a: ClaimAllocation) -> A:
         tuple(r.binding_conditions), tuple(r.binding_failure_conditions)) for r in a.results))
 
 
-def run(case: Case) -> None:
+def run(case: Case, selectors: SelectorCache | None = None) -> None:
+    """With the CEL-free stub unless `selectors` is given (the real CEL cache)."""
     allocated = AllocatedState(set(case.allocated), set(case.allocated_shared), dict(case.allocated_capacity))
     allocator = Allocator(case.slices, {c.metadata.name: c for c in case.classes}, allocated,
-                          SelectorCache(compile_stub), case.features)
+                          selectors if selectors is not None else SelectorCache(compile_stub), case.features)
     if case.error:
         with pytest.raises(AllocatorError, match=re.escape(case.error)):
             allocator.allocate(case.node, case.claims)
