@@ -38,6 +38,10 @@ class ClusterEventHandlers:
                 for event in events.assigned_pod_update_events(old, new):
                     self.queue.move_all_to_active_or_backoff(event)
         elif eligible(new, self.names):
+            if self.cache.is_assumed(new):
+                # As kube-scheduler: its binding cycle has the pod, and the nomination that cycle
+                # writes must not nominate it again on top of the room it holds assumed.
+                return
             self.queue.update(old, new)
         else:
             self.queue.delete(new)  # terminating, gated, or handed to another scheduler

@@ -30,9 +30,11 @@ from kubesched.framework.runtime.framework import (
     run_post_bind,
     run_post_filter,
     run_pre_bind,
+    run_pre_bind_pre_flights,
     run_reserve,
     run_unreserve,
     wait_on_permit,
+    will_wait_on_permit,
 )
 from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.runtime.schedule import NodeCursor, schedule_pod
@@ -49,7 +51,7 @@ log = logging.getLogger("kubesched")
 
 class ConditionPort(Protocol):
     def submit(self, pod: Pod, message: str, reason: str = ..., nominated_node: str | None = ...) -> None: ...
-    def discard(self, uid: str) -> None: ...
+    def discard(self, uid: str, *, with_nomination: bool = ...) -> None: ...
     async def settled(self, uid: str) -> None: ...
 
 
@@ -166,9 +168,12 @@ class Cycles:
         log.info("unschedulable" if reason == "Unschedulable" else "scheduling error",
                  extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}", "reason": reason,
                         "detail": message})
+        latest = self.pods.get(_key(pod)) or pod
+        if latest.metadata.uid == pod.metadata.uid:
+            # Requeued as the informer has it: updates that came while it was assumed were not queued.
+            info.pod = latest
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
-        latest = self.pods.get(_key(pod)) or pod
         if latest.metadata.uid == pod.metadata.uid:
             # At once, not when the status patch comes back: the next cycle must see the nomination.
             self.queue.nominator.add(latest, nominated_node)
@@ -176,16 +181,18 @@ class Cycles:
 
     async def _binding_cycle(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
                              state: CycleState, started: float) -> None:
-        """Permit's wait, PreBind, Bind, PostBind. Every way out but a bound pod unreserves,
-        forgets the assumed pod and hands it to the failure handler: an assumed pod never
-        expires, so a path that skipped this would keep the node's room taken for good."""
+        """The pre-flights and the nomination, Permit's wait, PreBind, Bind, PostBind. Every way out
+        but a bound pod unreserves, forgets the assumed pod and hands it to the failure handler: an
+        assumed pod never expires, so a path that skipped this would keep the node's room taken for
+        good."""
         pod = info.pod
         pm = self.metrics.profiles[profile.scheduler_name]
         status: Status | None = Status(Code.ERROR, "binding cycle interrupted")
         bound = False
         try:
-            await self.conditions.settled(pod.metadata.uid)
-            status = await wait_on_permit(profile.handle.waiting_pods, pod_info)
+            status = await self._expect(pod_info, node, profile, state)
+            if status is None:
+                status = await wait_on_permit(profile.handle.waiting_pods, pod_info)
             if status is None:
                 status = await run_pre_bind(profile, state, pod_info, node)
             if status is None:
@@ -206,6 +213,33 @@ class Cycles:
         self.events.scheduled(pod, node, controller=profile.scheduler_name)
         run_post_bind(profile, state, pod_info, node)
         log.debug("bound", extra={"pod": pod_info.key, "node": node})
+
+    async def _expect(self, pod_info: PodInfo, node: str, profile: Profile, state: CycleState) -> Status | None:
+        """NominatedNodeNameForExpectation (on in v1.37): the PreBind plugins' pre-flights, then,
+        when PreBind has work or Permit made the pod wait, status.nominatedNodeName set to the
+        node, so that others see where the pod is going while it is not bound yet (the apiserver
+        clears it when it binds the pod). A failed write is logged and binding goes on; a failed
+        pre-flight fails the binding cycle."""
+        pod = pod_info.pod
+        uid = pod.metadata.uid
+        flight = run_pre_bind_pre_flights(profile, state, pod_info, node)
+        failed = flight is not None and flight.code != Code.SKIP
+        nominate = not failed and (flight is None or will_wait_on_permit(profile.handle.waiting_pods, pod_info))
+        if nominate:
+            # A nomination an earlier failed cycle left unsent is superseded by this one.
+            self.conditions.discard(uid, with_nomination=True)
+        # A condition being written lands before anything this cycle writes.
+        await self.conditions.settled(uid)
+        if failed:
+            # Not left waiting at Permit: wait_on_permit, which removes it, is not reached.
+            profile.handle.waiting_pods.remove(uid)
+            return flight
+        if nominate and pod.status.nominated_node_name != node:
+            written = await profile.handle.nominate_pod(pod, node)
+            if written is not None:
+                log.error("Failed to update the nominated node name in the binding cycle",
+                          extra={"pod": pod_info.key, "nominatedNodeName": node, "detail": written.message()})
+        return None
 
     def _scheduled(self, info: QueuedPodInfo, pm: ProfileMetrics, started: float) -> None:
         """kube-scheduler's metrics for a bound pod: the attempt (from its cycle's start), the

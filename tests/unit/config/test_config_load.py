@@ -82,7 +82,8 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
     assert names(p, "postFilter") == ["DynamicResources", "DefaultPreemption"]
-    assert names(p, "reserve") == names(p, "preBind") == ["VolumeBinding"]
+    assert names(p, "reserve") == ["VolumeBinding"]
+    assert names(p, "preBind") == ["VolumeBinding", "DynamicResources"]
     assert all(not p.plugins[x] for x in ("permit", "postBind"))
     assert p.plugin_args["NodeResourcesFit"]["scoringStrategy"] == {
         "type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}

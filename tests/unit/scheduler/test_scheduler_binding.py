@@ -260,7 +260,7 @@ class FakeConditions:
                nominated_node: str | None = "") -> None:
         self.written.append((pod.metadata.name, message, reason))
 
-    def discard(self, uid: str) -> None:
+    def discard(self, uid: str, *, with_nomination: bool = False) -> None:
         return None
 
     async def settled(self, uid: str) -> None:
