@@ -107,6 +107,7 @@ class PodAffinityTerm(msgspec.Struct, rename="camel", gc=False, omit_defaults=Tr
     namespaces: list[str] = []
     topology_key: str = ""
     namespace_selector: LabelSelector | None = None
+    # Merged into label_selector by the apiserver at create; the scheduler does not read them.
     match_label_keys: list[str] = []
     mismatch_label_keys: list[str] = []
 
