@@ -311,6 +311,10 @@ class PodBuilder:
         self._pod.status.allocated_resources = allocated
         return self
 
+    def annotation(self, key: str, value: str) -> Self:
+        self._pod.metadata.annotations = {**self._pod.metadata.annotations, key: value}
+        return self
+
     def nominated(self, node: str) -> Self:
         self._pod.status.nominated_node_name = node
         return self

@@ -105,6 +105,7 @@ class Scheduler:
                                      queue_sort=_one_queue_sort(self.profiles),
                                      nominator=PodNominator(self.pods))
         self.handle.nominator = self.queue.nominator
+        self.handle.activate = self.queue.activate
         handlers = self.handlers = ClusterEventHandlers(self.cache, self.queue, self.names)
         self.jobs.handler = Handlers(handlers.job_changed, handlers.job_updated, handlers.job_deleted)
         self.conditions = ConditionWriter(client)
