@@ -290,8 +290,8 @@ def _node_manifest(n: N, name: str) -> dict[str, Any]:
 
 
 def declare_features(kube: Kube, name: str, features: tuple[str, ...]) -> None:
-    """status.declaredFeatures of a node, kept until both schedulers have seen it: kwok, which
-    plays the kubelet, writes the status of the nodes it manages but not this field."""
+    """status.declaredFeatures of a node, as a kubelet publishes them (kwok, which plays the kubelet
+    here, knows nothing of them): PATCHed through the status subresource and read back."""
     want = sorted(features)
     status, body = kube.request("PATCH", f"/api/v1/nodes/{name}/status", {"status": {"declaredFeatures": want}},
                                 content_type="application/merge-patch+json")
