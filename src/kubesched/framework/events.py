@@ -200,6 +200,9 @@ def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
         actions.append(ActionType.UPDATE_NODE_CONDITION)
     if old.metadata.annotations != new.metadata.annotations:
         actions.append(ActionType.UPDATE_NODE_ANNOTATION)
+    # Compared as lists, as kube-scheduler does: the apiserver keeps them sorted.
+    if old.status.declared_features != new.status.declared_features:
+        actions.append(ActionType.UPDATE_NODE_DECLARED_FEATURE)
     return [ClusterEvent(EventResource.NODE, a) for a in actions]
 
 

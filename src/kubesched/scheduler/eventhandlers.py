@@ -69,13 +69,13 @@ class ClusterEventHandlers:
 
     def node_added(self, node: Node) -> None:
         self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff(events.NODE_ADD)
+        self.queue.move_all_to_active_or_backoff(events.NODE_ADD, objects=(None, node))
 
     def node_updated(self, old: Node, new: Node) -> None:
         self.cache.update_node(new)
         # Only what can make a pod fit is an event: not a heartbeat, nor an image list.
         for event in events.node_update_events(old, new):
-            self.queue.move_all_to_active_or_backoff(event)
+            self.queue.move_all_to_active_or_backoff(event, objects=(old, new))
 
     def node_deleted(self, node: Node) -> None:
         self.queue.move_all_to_active_or_backoff(events.NODE_DELETE)

@@ -30,10 +30,11 @@ REPO = REPO_ROOT
 DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
                  ("ImageLocality", 1)]
-# kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
+# kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration (kube-scheduler's
+# DynamicResources filters only pods with claims, which UnsupportedPodFields holds back).
 DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
                   "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                  "PodTopologySpread", "InterPodAffinity"]
+                  "PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"]
 
 
 def names(profile: ProfileConfig, point: str) -> list[str]:
@@ -41,8 +42,9 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
 
 
 # UnsupportedPodFields stands before VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity;
-# DynamicResources' stand-in comes last.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-4], "UnsupportedPodFields", *DEFAULT_FILTER[-4:], "DynamicResources"]
+# DynamicResources' stand-in comes after them, before NodeDeclaredFeatures, as in kube-scheduler.
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-5], "UnsupportedPodFields", *DEFAULT_FILTER[-5:-1], "DynamicResources",
+                     "NodeDeclaredFeatures"]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,

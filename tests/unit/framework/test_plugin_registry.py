@@ -52,6 +52,7 @@ IN_TREE_POINTS = {
     "NodeVolumeLimits": {"preFilter", "filter"},
     "VolumeZone": {"preFilter", "filter"},
     "DynamicResources": {"preFilter", "postFilter", "preBind"},
+    "NodeDeclaredFeatures": {"preFilter", "filter"},
 }
 
 

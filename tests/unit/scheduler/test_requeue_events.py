@@ -102,6 +102,12 @@ _CASES = [
     pytest.param(("UnsupportedPodFields",), "delete-pod", False, id="unsupported-fields-assigned-pod-delete"),
     pytest.param(("UnsupportedPodFields",), "relabel", False, id="unsupported-fields-node-label-change"),
     pytest.param(("UnsupportedPodFields",), "bind", False, id="unsupported-fields-assigned-pod-add"),
+    # A node declaring a feature, with the plugin's queueing hint asked about the node's old and new objects.
+    pytest.param(("NodeDeclaredFeatures",), "declare", True, id="declared-features-node-declares"),
+    pytest.param(("NodeDeclaredFeatures",), "add-node", True, id="declared-features-node-add"),
+    pytest.param(("NodeDeclaredFeatures",), "relabel", False, id="declared-features-node-label-change"),
+    pytest.param(("NodeDeclaredFeatures",), "delete-pod", False, id="declared-features-assigned-pod-delete"),
+    pytest.param(("NodeAffinity",), "declare", False, id="affinity-node-declares"),
 ]
 
 
@@ -142,6 +148,8 @@ def _happen(sched: Scheduler, what: str) -> None:
         "same-allocatable-spelled-differently": make_node("n").capacity(cpu="4000m").label("zone", "a").taint("k", "v"),
         "images": make_node("n").label("zone", "a").taint("k", "v").image(100, "nginx:latest"),
         "heartbeat": make_node("n").label("zone", "a").taint("k", "v"),
+        "declare": make_node("n").label("zone", "a").taint("k", "v").declared_features(
+            "RestartAllContainersOnContainerExits"),
     }[what].obj()
     if what == "uncordon":
         node = _node(make_node("n").label("zone", "a").taint("k", "v").unschedulable())
