@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.config.feature_specs import ALPHA, BETA, DEPENDENCIES, GA, GATES
+from kubesched.config.feature_specs import ALPHA, BETA, DEPENDENCIES, DEPRECATED, GA, GATES
 from kubesched.config.features import (
     SCHEDULER_GATES,
     FeatureGateError,
@@ -29,6 +29,10 @@ from kubesched.config.features import (
     pytest.param("ComponentFlagz", (True, BETA, False), id="zpages"),
     # a spec with MinCompatibilityVersion 1.37 is skipped at the default min compatibility 1.36
     pytest.param("DRAFractionalCapacityRange", (False, BETA, False), id="min-compatibility"),
+    # GA in 1.37 and on, locked only from 1.38; specs spelled with their fields in another order
+    pytest.param("DRADeviceTaintRules", (True, GA, False), id="ga-not-yet-locked"),
+    pytest.param("CustomResourceFieldSelectors", (True, GA, True), id="fields-reordered"),
+    pytest.param("SeparateCacheWatchRPC", (False, DEPRECATED, True), id="deprecated-locked"),
 ])
 def test_gate_specs_are_v1_37_2s(name: str, spec: tuple[bool, str, bool]) -> None:
     assert GATES[name] == spec
