@@ -46,6 +46,8 @@ def to_document(config: SchedulerConfig) -> dict[str, Any]:
         "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
         "podInitialBackoffSeconds": int(config.pod_initial_backoff_seconds),
         "podMaxBackoffSeconds": int(config.pod_max_backoff_seconds),
+        "enableProfiling": config.enable_profiling,
+        "enableContentionProfiling": config.enable_contention_profiling,
         "profiles": profiles,
     }
 

@@ -40,9 +40,7 @@ TOP_LEVEL_FIELDS = (
     "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive",
 )
 # Valid kube-scheduler fields that change nothing in kubesched yet: named in the start-up warning.
-UNIMPLEMENTED_TOP_LEVEL = (
-    "parallelism", "enableProfiling", "enableContentionProfiling", "extenders", "delayCacheUntilActive",
-)
+UNIMPLEMENTED_TOP_LEVEL = ("parallelism", "extenders", "delayCacheUntilActive")
 LEADER_ELECTION_FIELDS = (
     "leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
     "resourceNamespace",
@@ -118,8 +116,12 @@ def from_dict(
     parallelism = get_int(doc, "parallelism", "", errs)
     if parallelism is not None and parallelism <= 0:
         errs.append(e.invalid("parallelism", parallelism, "should be an integer value greater than zero"))
-    for name in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
-        get_bool(doc, name, "", errs)
+    get_bool(doc, "delayCacheUntilActive", "", errs)
+    profiling = get_bool(doc, "enableProfiling", "", errs)
+    profiling = True if profiling is None else profiling
+    # contention profiling defaults to on only with profiling on, as kube-scheduler's defaulting
+    contention = get_bool(doc, "enableContentionProfiling", "", errs)
+    contention = profiling if contention is None else contention
     get_list(doc, "extenders", "", errs)
 
     percentage = check_percentage(doc, "", errs) or 0
@@ -140,6 +142,8 @@ def from_dict(
         pod_initial_backoff_seconds=float(initial),
         pod_max_backoff_seconds=float(maximum),
         leader_election=_leader_election(doc, errs),
+        enable_profiling=profiling,
+        enable_contention_profiling=contention,
         unimplemented=tuple(unimplemented),
     )
     if errs:

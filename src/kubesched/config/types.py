@@ -49,5 +49,9 @@ class SchedulerConfig:
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
     leader_election: LeaderElection = field(default_factory=LeaderElection)
+    # /debug/pprof/ and /debug/flags/v on the serving ports; kubesched has no block profile, so
+    # the second changes nothing (see docs/running.md).
+    enable_profiling: bool = True
+    enable_contention_profiling: bool = True
     # Fields present in the user's file that kubesched does not implement yet (warned once at start).
     unimplemented: tuple[str, ...] = ()

@@ -28,7 +28,13 @@ from kubesched.api import (
 )
 from kubesched.api.leaderelection import LeaderElector
 from kubesched.backend.cache.cache import Cache
-from kubesched.backend.queue import PodNominator, SchedulingQueue, eligible
+from kubesched.backend.queue import (
+    DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+    PodNominator,
+    SchedulingQueue,
+    eligible,
+)
+from kubesched.config.features import FeatureGates
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
@@ -77,7 +83,10 @@ class Scheduler:
     def __init__(self, client: ApiClient, config: SchedulerConfig, *, rng: random.Random | None = None,
                  max_binds_in_flight: int = 64, out_of_tree: Iterable[PluginSpec] = (),
                  failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic,
-                 elector: LeaderElector | None = None) -> None:
+                 elector: LeaderElector | None = None, features: FeatureGates | None = None,
+                 max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> None:
+        # `features` are read here and in the components this builds, which get plain booleans.
+        features = features or FeatureGates()
         self.client = client
         self.config = config
         self.cache = Cache()
@@ -100,6 +109,8 @@ class Scheduler:
         self.names = frozenset(self.profiles)
         self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
                                      max_backoff=config.pod_max_backoff_seconds,
+                                     max_in_unschedulable=max_in_unschedulable,
+                                     pop_from_backoff=features.scheduler_pop_from_backoff_q,
                                      plugin_events={name: p.plugin_events() for name, p in self.profiles.items()},
                                      pre_enqueue={name: p.pre_enqueue for name, p in self.profiles.items()},
                                      queue_sort=_one_queue_sort(self.profiles),

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kubesched.cmd.flags import apply_client_flags, check_master, log_settings, with_master
+from kubesched.cmd.flags import apply_deprecated, check_master, log_settings, with_master
 from kubesched.cmd.main import main
 from kubesched.cmd.serving_flags import from_flags
 from kubesched.config import load, loads
@@ -42,9 +42,11 @@ def test_contradicting_log_formats_are_refused() -> None:
 
 def test_kube_api_qps_and_burst_apply_only_without_config() -> None:
     config = load(None)
-    changed, ignored = apply_client_flags(config, None, 500.0, None)
+    flags = {"kube_api_qps": 500.0, "kube_api_burst": None, "leader_elect": None}
+    changed, ignored = apply_deprecated(config, None, flags)
     assert (changed.client_connection.qps, changed.client_connection.burst, ignored) == (500.0, 100, [])
-    same, ignored = apply_client_flags(config, "my.yaml", 500.0, 7)
+    assert flags == {"leader_elect": None}  # the deprecated flags are taken, the others left
+    same, ignored = apply_deprecated(config, "my.yaml", {"kube_api_qps": 500.0, "kube_api_burst": 7})
     assert same is config
     assert ignored == ["--kube-api-qps", "--kube-api-burst"]
 
