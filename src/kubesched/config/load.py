@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.config.extenders import parse_extenders
 from kubesched.config.plugins import API_VERSION
 from kubesched.config.profiles import Catalog, check_percentage, parse_profile
 from kubesched.config.types import ClientConnection, LeaderElection, PluginRef, ProfileConfig, SchedulerConfig
@@ -120,7 +121,7 @@ def from_dict(
         errs.append(e.invalid("parallelism", parallelism, "should be an integer value greater than zero"))
     for name in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
         get_bool(doc, name, "", errs)
-    get_list(doc, "extenders", "", errs)
+    extenders = parse_extenders(doc, errs)
 
     percentage = check_percentage(doc, "", errs) or 0
     initial = get_int(doc, "podInitialBackoffSeconds", "", errs)
@@ -140,6 +141,7 @@ def from_dict(
         pod_initial_backoff_seconds=float(initial),
         pod_max_backoff_seconds=float(maximum),
         leader_election=_leader_election(doc, errs),
+        extenders=extenders,
         unimplemented=tuple(unimplemented),
     )
     if errs:
