@@ -42,7 +42,7 @@ TOP_LEVEL_FIELDS = (
 )
 # Valid kube-scheduler fields that change nothing in kubesched yet: named in the start-up warning.
 UNIMPLEMENTED_TOP_LEVEL = (
-    "parallelism", "enableProfiling", "enableContentionProfiling", "extenders", "delayCacheUntilActive",
+    "parallelism", "enableProfiling", "enableContentionProfiling", "delayCacheUntilActive",
 )
 LEADER_ELECTION_FIELDS = (
     "leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",

@@ -260,7 +260,7 @@ def test_plugin_args_defaults(plugin: str, args: str, expected: dict[str, Any]) 
 
 
 UNIMPLEMENTED_CASES = [
-    pytest.param("extenders:\n  - urlPrefix: http://x\n", ["extenders"], id="extenders"),
+    pytest.param("extenders:\n  - urlPrefix: http://x\n", [], id="extenders-are-implemented"),
     pytest.param("parallelism: 16\n", ["parallelism"], id="parallelism"),
     pytest.param("enableProfiling: true\nenableContentionProfiling: true\n",
                  ["enableProfiling", "enableContentionProfiling"], id="profiling"),
