@@ -189,6 +189,8 @@ class HTTPExtender(ConfiguredExtender):
 
 def _go_dial_error(url: str, exc: aiohttp.ClientError) -> str:
     """The part of Go's *url.Error after the URL, for the connection failures a user meets."""
+    if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
+        return f"unsupported protocol scheme {go_quote(urllib.parse.urlsplit(url).scheme)}"
     if isinstance(exc, aiohttp.ClientConnectorError):
         parsed = urllib.parse.urlsplit(url)
         port = parsed.port or (443 if parsed.scheme == "https" else 80)

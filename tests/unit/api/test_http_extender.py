@@ -177,6 +177,20 @@ async def test_connection_refused(unused_tcp_port: int) -> None:
                                f"127.0.0.1:{unused_tcp_port}: connect: connection refused")
 
 
+@pytest.mark.parametrize(("prefix", "want"), [
+    pytest.param("", 'Post "/filter": unsupported protocol scheme ""', id="empty"),
+    pytest.param("ext:8888", 'Post "ext:8888/filter": unsupported protocol scheme "ext"', id="no-scheme"),
+])
+async def test_a_url_without_a_scheme(prefix: str, want: str) -> None:
+    ext = HTTPExtender(ExtenderConfig(prefix, filter_verb="filter"), environ={})
+    try:
+        with pytest.raises(ExtenderError) as info:
+            await ext.filter(make_pod("p").obj(), infos("a"))
+    finally:
+        await ext.close()
+    assert str(info.value) == want
+
+
 async def test_https_with_the_extenders_ca() -> None:
     chain, key = self_signed("localhost", ["127.0.0.1"], [])
     async def answer(_: web.Request) -> web.Response:
