@@ -5,8 +5,9 @@ session plane (seed-kind: a tainted control plane and three equal workers).
 
 The extender filters out DROP, prefers DROP then PREFER (so without its filter DROP would win) and
 binds the pods itself through the apiserver; a pod labelled to be rejected everywhere is filtered
-out of every node. Compared: the node chosen, the binding made by the extender, and the whole
-FailedScheduling message and PodScheduled condition when every node is filtered out.
+out of every node, and one labelled to fail gets a 500. Compared: the node chosen, the binding made by
+the extender, and the whole FailedScheduling message and PodScheduled condition when every node is
+filtered out and when the extender fails.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ OURS = "kubesched-extender"
 DROP, PREFER = "kind-worker", "kind-worker3"
 REJECTED = "node(s) were rejected by the test extender"
 REJECT_ALL = {"extender-test/reject": "all"}
+FAIL = {"extender-test/reject": "error"}
 
 
 @dataclass
@@ -68,6 +70,8 @@ class Extender:
         names, mode = self._names(args)
         self._note("filter", args, mode)
         labels = args["Pod"]["metadata"].get("labels") or {}
+        if labels.get("extender-test/reject") == "error":
+            return web.json_response({}, status=500)
         reject = set(names) if labels.get("extender-test/reject") == "all" else {DROP}
         keep = [n for n in names if n not in reject]
         answer: dict[str, Any] = {"FailedNodes": {n: REJECTED for n in names if n in reject}}
@@ -213,19 +217,18 @@ def test_same_node_chosen_and_bound_by_the_extender(plane: Kube, extender: Exten
     assert ours == {("filter", "nodes"), ("prioritize", "nodes")}
 
 
-def test_same_failed_scheduling_when_the_extender_filters_out_every_node(plane: Kube, extender: Extender,
-                                                                         schedulers: None) -> None:
-    ns = plane.namespace(f"ext-none-{int(time.time())}")
-    create_pod(plane, ns, pod("ref", REF, REJECT_ALL))
-    create_pod(plane, ns, pod("ours", OURS, REJECT_ALL))
+def compare_failures(plane: Kube, ns: str, labels: dict[str, str]) -> str:
+    """Create a pod for each scheduler with these labels; both must write the same PodScheduled=False
+    condition and FailedScheduling note, and bind neither. Returns the message."""
+    create_pod(plane, ns, pod("ref", REF, labels))
+    create_pod(plane, ns, pod("ours", OURS, labels))
 
     def condition(name: str) -> dict[str, Any]:
         return scheduled_condition(get_pod(plane, ns, name)) or {}
 
     ref_cond = wait_for("kube-scheduler's PodScheduled condition",
                         lambda: condition("ref").get("message") and condition("ref"), timeout=40)
-    want = ref_cond["message"]
-    assert f"3 {REJECTED}" in want, f"scenario broken: {want!r}"
+    want: str = ref_cond["message"]
     our_cond = wait_for("kubesched's PodScheduled condition",
                         lambda: condition("ours").get("message") and condition("ours"), timeout=40)
     assert our_cond["message"] == want
@@ -236,3 +239,18 @@ def test_same_failed_scheduling_when_the_extender_filters_out_every_node(plane: 
         assert ev["note"] == want
         assert ev.get("reportingController") == controller
         assert get_pod(plane, ns, name)["spec"].get("nodeName") is None
+    return want
+
+
+def test_same_failed_scheduling_when_the_extender_filters_out_every_node(plane: Kube, extender: Extender,
+                                                                         schedulers: None) -> None:
+    ns = plane.namespace(f"ext-none-{int(time.time())}")
+    want = compare_failures(plane, ns, REJECT_ALL)
+    assert f"3 {REJECTED}" in want, f"scenario broken: {want!r}"
+
+
+def test_same_failed_scheduling_when_the_extender_fails(plane: Kube, extender: Extender, schedulers: None) -> None:
+    ns = plane.namespace(f"ext-fail-{int(time.time())}")
+    want = compare_failures(plane, ns, FAIL)
+    assert want == f"failed filter with extender at URL http://127.0.0.1:{extender.port}/scheduler/filter, code 500"
+    assert scheduled_condition(get_pod(plane, ns, "ours"))["reason"] == "SchedulerError"  # type: ignore[index]
