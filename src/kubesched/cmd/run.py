@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import logging
 import signal
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import click
@@ -15,6 +15,7 @@ import uvloop
 
 from kubesched import logs, serving
 from kubesched.api import ApiClient, ClusterConfig, KubeconfigError, load_config
+from kubesched.api.extender import ExtenderConfigError, HTTPExtender, http_extenders
 from kubesched.backend.queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
 from kubesched.cmd import serving_flags
 from kubesched.cmd.flags import apply_deprecated, check_master, common_options, log_settings, with_master
@@ -168,6 +169,15 @@ def _cluster(kubeconfig: str | None, context: str | None, master: str | None) ->
         raise click.ClickException(str(exc)) from None
 
 
+@contextlib.asynccontextmanager
+async def _closing(extenders: Sequence[HTTPExtender]) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        for ext in extenders:
+            await ext.close()
+
+
 def _valid_address(address: str) -> bool:
     _, sep, port = address.rpartition(":")
     return bool(sep) and port.isdigit() and 0 <= int(port) < 65536
@@ -179,15 +189,21 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
                 max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> None:
     conn = config.client_connection
     # Every informer's watch holds a connection of its own: 8, and one per storage resource.
+    try:
+        extenders = http_extenders(config.extenders)
+    except ExtenderConfigError as exc:
+        raise click.ClickException(f"couldn't create scheduler: {exc}") from None
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
                          max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES)) as client, \
             ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=2,
-                      user_agent="kubesched/leader-election") as election_client:
+                      user_agent="kubesched/leader-election") as election_client, \
+            _closing(extenders):
         # The lease has a client of its own, as kube-scheduler's: its renewals never queue for a
         # token or a connection behind binds, events and patches.
         scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit,
                               out_of_tree=out_of_tree, elector=elector_for(election_client, config.leader_election),
-                              features=features or FeatureGates(), max_in_unschedulable=max_in_unschedulable)
+                              features=features or FeatureGates(), max_in_unschedulable=max_in_unschedulable,
+                              extenders=extenders)
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
 
@@ -204,7 +220,9 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
             log.info("internal sizes", extra=scheduler.internal_sizes())
 
         loop.add_signal_handler(signal.SIGUSR2, dump_state)
-        log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names)})
+        log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names),
+                                              **({"extenders": [e.name() for e in scheduler.extenders]}
+                                                 if scheduler.extenders else {})})
         endpoints = serving.Endpoints(scheduler.metrics.exposition, scheduler.ready.is_set, scheduler.health,
                                       profiling=config.enable_profiling, set_verbosity=logs.set_verbosity)
         runner = await serving.start_plain(address, dataclasses.replace(

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.config.extenders import parse_extenders
 from kubesched.config.plugins import API_VERSION
 from kubesched.config.profiles import Catalog, check_percentage, parse_profile
 from kubesched.config.types import ClientConnection, LeaderElection, PluginRef, ProfileConfig, SchedulerConfig
@@ -40,7 +41,7 @@ TOP_LEVEL_FIELDS = (
     "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive",
 )
 # Valid kube-scheduler fields that change nothing in kubesched yet: named in the start-up warning.
-UNIMPLEMENTED_TOP_LEVEL = ("parallelism", "extenders", "delayCacheUntilActive")
+UNIMPLEMENTED_TOP_LEVEL = ("parallelism", "delayCacheUntilActive")
 LEADER_ELECTION_FIELDS = (
     "leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
     "resourceNamespace",
@@ -122,7 +123,7 @@ def from_dict(
     # contention profiling defaults to on only with profiling on, as kube-scheduler's defaulting
     contention = get_bool(doc, "enableContentionProfiling", "", errs)
     contention = profiling if contention is None else contention
-    get_list(doc, "extenders", "", errs)
+    extenders = parse_extenders(doc, errs)
 
     percentage = check_percentage(doc, "", errs) or 0
     initial = get_int(doc, "podInitialBackoffSeconds", "", errs)
@@ -144,6 +145,7 @@ def from_dict(
         leader_election=_leader_election(doc, errs),
         enable_profiling=profiling,
         enable_contention_profiling=contention,
+        extenders=extenders,
         unimplemented=tuple(unimplemented),
     )
     if errs:

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from kubesched.framework.extender import Extender
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -147,3 +148,5 @@ class Handle:
     preemption_attempted: PreemptionAttempted = _nothing
     victims_chosen: VictimsChosen = _nothing
     volume_stage_failed: VolumeStageFailed = _nothing
+    # The scheduler's extenders (kube-scheduler's Handle.Extenders()), for preemption's callExtenders.
+    extenders: Sequence[Extender] = ()

@@ -21,14 +21,17 @@ from kubesched.backend.cache.cache import Cache
 from kubesched.backend.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import Extender
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import NOMINATED_NODE_KEY
 from kubesched.framework.plugin_metrics import sampled
+from kubesched.framework.runtime.extenders import extenders_binding, schedule_pod_with_extenders
 from kubesched.framework.runtime.framework import (
     run_bind,
     run_permit,
     run_post_bind,
     run_post_filter,
+    run_post_filter_async,
     run_pre_bind,
     run_pre_bind_pre_flights,
     run_reserve,
@@ -37,7 +40,7 @@ from kubesched.framework.runtime.framework import (
     will_wait_on_permit,
 )
 from kubesched.framework.runtime.profile import Profile
-from kubesched.framework.runtime.schedule import NodeCursor, schedule_pod
+from kubesched.framework.runtime.schedule import NodeCursor, ScheduleResult, schedule_pod
 from kubesched.framework.status import Code, SchedulingError, Status
 from kubesched.framework.types import PodInfo
 from kubesched.metrics import (
@@ -92,39 +95,80 @@ class Cycles:
     stats: Stats = field(default_factory=Stats)
     # Whether the bind port found the pod already bound, replaced or deleted (ApiWrites.bound_or_gone).
     bound_or_gone: Callable[[str], bool] = field(default=lambda uid: False)
+    # The configured extenders, ignorable ones last; none: every cycle is synchronous.
+    extenders: tuple[Extender, ...] = ()
 
 
     def schedule_one(self, info: QueuedPodInfo) -> None:
-        pod = info.pod
-        profile = self.profiles.get(pod.spec.scheduler_name)
-        if profile is None or pod.spec.node_name or self.cache.node_of(pod.metadata.uid) is not None:
-            self.queue.done(info.uid)
+        """One scheduling cycle, synchronous: the scheduler without extenders."""
+        cycle = self._begin(info)
+        if cycle is None:
             return
-        pm = self.metrics.profiles[profile.scheduler_name]
-        started = time.perf_counter()
-        pod_info = PodInfo(pod)
-        state = CycleState(sampled(self.metrics.plugins, self.sample_rng), point_recorder=pm)
-        self.stats.attempts += 1
+        profile, pod_info, state, started = cycle
         try:
             result = schedule_pod(profile, self.cache.snapshot(), pod_info, rng=self.rng, cursor=self.cursor,
                                   percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
                                   state=state)
         except SchedulingError as exc:
-            self.stats.errors += 1
-            self.stats.cycle_seconds += time.perf_counter() - started
-            self._failed(info, profile, str(exc), reason="SchedulerError", started=started)
+            self._scheduling_error(info, profile, exc, started)
             return
-        algorithm_done = time.perf_counter()
-        elapsed = algorithm_done - started
+        elapsed = time.perf_counter() - started
+        post = None
+        if isinstance(result, FitError) and result.num_all_nodes:
+            post = run_post_filter(profile, state, pod_info, result)
+        self._decided(info, profile, pod_info, state, started, elapsed, result, post)
+
+    async def schedule_one_with_extenders(self, info: QueuedPodInfo) -> None:
+        """One scheduling cycle that calls the extenders, awaiting each (framework/runtime/extenders.py)."""
+        cycle = self._begin(info)
+        if cycle is None:
+            return
+        profile, pod_info, state, started = cycle
+        try:
+            result = await schedule_pod_with_extenders(
+                profile, self.cache.snapshot(), pod_info, extenders=self.extenders, rng=self.rng,
+                cursor=self.cursor, percentage_of_nodes_to_score=self.percentage_of_nodes_to_score, state=state)
+        except SchedulingError as exc:
+            self._scheduling_error(info, profile, exc, started)
+            return
+        elapsed = time.perf_counter() - started
+        post = None
+        if isinstance(result, FitError) and result.num_all_nodes:
+            post = await run_post_filter_async(profile, state, pod_info, result)
+        self._decided(info, profile, pod_info, state, started, elapsed, result, post)
+
+    def _begin(self, info: QueuedPodInfo) -> tuple[Profile, PodInfo, CycleState, float] | None:
+        """The pod's profile, its PodInfo, a fresh cycle state and the start time; None (and the pod
+        done) when it is no longer ours to schedule."""
+        pod = info.pod
+        profile = self.profiles.get(pod.spec.scheduler_name)
+        if profile is None or pod.spec.node_name or self.cache.node_of(pod.metadata.uid) is not None:
+            self.queue.done(info.uid)
+            return None
+        pm = self.metrics.profiles[profile.scheduler_name]
+        started = time.perf_counter()
+        state = CycleState(sampled(self.metrics.plugins, self.sample_rng), point_recorder=pm)
+        self.stats.attempts += 1
+        return profile, PodInfo(pod), state, started
+
+    def _scheduling_error(self, info: QueuedPodInfo, profile: Profile, exc: SchedulingError, started: float) -> None:
+        self.stats.errors += 1
+        self.stats.cycle_seconds += time.perf_counter() - started
+        self._failed(info, profile, str(exc), reason="SchedulerError", started=started)
+
+    def _decided(self, info: QueuedPodInfo, profile: Profile, pod_info: PodInfo, state: CycleState, started: float,
+                 elapsed: float, result: ScheduleResult | FitError, post: Status | None) -> None:
+        """After the algorithm (which took `elapsed`): a FitError (with its PostFilter's status `post`)
+        goes to the failure handler; a node is assumed, reserved and permitted, then bound in the
+        background."""
+        pod = info.pod
         self.stats.cycle_seconds += elapsed
         if isinstance(result, FitError):
             # No node at all is kube-scheduler's ErrNoNodesAvailable ("no nodes available to
             # schedule pods"): schedulingAlgorithm answers before PostFilter and clears the nomination.
             no_nodes = result.num_all_nodes == 0
-            if not no_nodes:
-                post = run_post_filter(profile, state, pod_info, result)
-                if post is not None and post.code == Code.ERROR:
-                    log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
+            if post is not None and post.code == Code.ERROR:
+                log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
             self.stats.unschedulable += 1
             info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
             # kube-scheduler clears the nomination when no PostFilter runs, else writes the one
@@ -196,7 +240,7 @@ class Cycles:
             if status is None:
                 status = await run_pre_bind(profile, state, pod_info, node)
             if status is None:
-                status = await run_bind(profile, state, pod_info, node)
+                status = await self._bind(profile, state, pod_info, node)
             bound = status is None
         except Exception as e:
             status = Status(Code.ERROR, f"{type(e).__name__}: {e}")
@@ -240,6 +284,14 @@ class Cycles:
                 log.error("Failed to update the nominated node name in the binding cycle",
                           extra={"pod": pod_info.key, "nominatedNodeName": node, "detail": written.message()})
         return None
+
+    async def _bind(self, profile: Profile, state: CycleState, pod_info: PodInfo, node: str) -> Status | None:
+        """kube-scheduler's bind: an interested extender that binds goes first, else the Bind plugins."""
+        if self.extenders:
+            bound, status = await extenders_binding(self.extenders, pod_info.pod, node)
+            if bound:
+                return status
+        return await run_bind(profile, state, pod_info, node)
 
     def _scheduled(self, info: QueuedPodInfo, pm: ProfileMetrics, started: float) -> None:
         """kube-scheduler's metrics for a bound pod: the attempt (from its cycle's start), the

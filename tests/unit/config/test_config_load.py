@@ -263,7 +263,7 @@ def test_plugin_args_defaults(plugin: str, args: str, expected: dict[str, Any]) 
 
 
 UNIMPLEMENTED_CASES = [
-    pytest.param("extenders:\n  - urlPrefix: http://x\n", ["extenders"], id="extenders"),
+    pytest.param("extenders:\n  - urlPrefix: http://x\n", [], id="extenders-are-implemented"),
     pytest.param("parallelism: 16\n", ["parallelism"], id="parallelism"),
     pytest.param("enableProfiling: false\nenableContentionProfiling: true\n", [], id="profiling-is-implemented"),
     pytest.param("delayCacheUntilActive: true\n", ["delayCacheUntilActive"], id="delay-cache"),

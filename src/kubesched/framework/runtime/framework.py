@@ -78,36 +78,77 @@ def _as_error(point: str, plugin: str, status: Status) -> Status:
     return Status(Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin)
 
 
+class _PostFilterRun:
+    """RunPostFilterPlugins' bookkeeping over the plugins' answers, in order: the first success (a
+    nomination) or unresolvable verdict ends the run; the plugins' messages go into the FitError's
+    message."""
+
+    def __init__(self, fit_error: FitError) -> None:
+        self.fit_error = fit_error
+        self.reasons: list[str] = []
+        self.rejector = ""
+
+    def step(self, plugin: str, s: Status | None) -> tuple[bool, Status | None]:
+        """(whether the run ends here, and with what status)."""
+        diagnosis = self.fit_error.diagnosis
+        if s is None or s.code == Code.SUCCESS:
+            # kube-scheduler keeps a success's message too ("preemption: found a potential placement ...").
+            if s is not None and s.message():
+                diagnosis.post_filter_msg = s.message()
+            return True, None
+        if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            diagnosis.post_filter_msg = s.message()
+            return True, s.with_plugin(plugin)
+        if not s.is_rejected():
+            # kube-scheduler keeps an error's own message, unwrapped, as the PostFilter message.
+            diagnosis.post_filter_msg = s.message()
+            return True, Status(Code.ERROR, *s.reasons, plugin=plugin)
+        self.reasons.extend(s.reasons)
+        self.rejector = self.rejector or plugin
+        return False, None
+
+    def end(self, profile: Profile) -> Status | None:
+        # One Unschedulable status of every plugin's reasons, naming the first that rejected; its
+        # message joins them with ", " (kube-scheduler's Status.Message).
+        status = Status(Code.UNSCHEDULABLE, *self.reasons, plugin=self.rejector)
+        if self.reasons:
+            self.fit_error.diagnosis.post_filter_msg = status.message()
+        return status if profile.post_filter else None
+
+
 @_timed_point("PostFilter")
 def run_post_filter(profile: Profile, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
-    """kube-scheduler's RunPostFilterPlugins: the first success (a nomination) or unresolvable
-    verdict ends the run; the plugins' messages go into the FitError's message."""
-    reasons: list[str] = []
-    rejector = ""
+    """kube-scheduler's RunPostFilterPlugins (see _PostFilterRun)."""
+    run = _PostFilterRun(fit_error)
     rec = state.plugin_recorder
     for pl in profile.post_filter:
         s = pl.post_filter(state, pod, fit_error) if rec is None else timed(
             rec, pl.name, "PostFilter", pl.post_filter, state, pod, fit_error)
-        if s is None or s.code == Code.SUCCESS:
-            # kube-scheduler keeps a success's message too ("preemption: found a potential placement ...").
-            if s is not None and s.message():
-                fit_error.diagnosis.post_filter_msg = s.message()
-            return None
-        if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-            fit_error.diagnosis.post_filter_msg = s.message()
-            return s.with_plugin(pl.name)
-        if not s.is_rejected():
-            # kube-scheduler keeps an error's own message, unwrapped, as the PostFilter message.
-            fit_error.diagnosis.post_filter_msg = s.message()
-            return Status(Code.ERROR, *s.reasons, plugin=pl.name)
-        reasons.extend(s.reasons)
-        rejector = rejector or pl.name
-    # One Unschedulable status of every plugin's reasons, naming the first that rejected; its
-    # message joins them with ", " (kube-scheduler's Status.Message).
-    status = Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
-    if reasons:
-        fit_error.diagnosis.post_filter_msg = status.message()
-    return status if profile.post_filter else None
+        done, status = run.step(pl.name, s)
+        if done:
+            return status
+    return run.end(profile)
+
+
+@_timed_async_point("PostFilter")
+async def run_post_filter_async(profile: Profile, state: CycleState, pod: PodInfo,
+                                fit_error: FitError) -> Status | None:
+    """run_post_filter for a scheduler with extenders: a plugin with a `post_filter_async` coroutine
+    (DefaultPreemption, which asks the extenders about its candidates) is awaited, the others called."""
+    run = _PostFilterRun(fit_error)
+    rec = state.plugin_recorder
+    for pl in profile.post_filter:
+        call = getattr(pl, "post_filter_async", None)
+        if callable(call):
+            s = await (call(state, pod, fit_error) if rec is None else timed_async(
+                rec, pl.name, "PostFilter", call, state, pod, fit_error))
+        else:
+            s = pl.post_filter(state, pod, fit_error) if rec is None else timed(
+                rec, pl.name, "PostFilter", pl.post_filter, state, pod, fit_error)
+        done, status = run.step(pl.name, s)
+        if done:
+            return status
+    return run.end(profile)
 
 
 def can_dry_run_post_filter(profile: Profile) -> bool:
