@@ -57,6 +57,25 @@ def plane() -> Iterator[Kube]:
         planes.down(name, _progress)
 
 
+GATED_FEATURES = "GenericWorkload=true"
+GATED_RUNTIME_CONFIG = "scheduling.k8s.io/v1beta1=true"
+
+
+@pytest.fixture(scope="session")
+def gated_plane() -> Iterator[Kube]:
+    """A second plane with the GenericWorkload gate on (Workload and PodGroup served, the reference
+    kube-scheduler with GangScheduling), for the tests of those features only: the main plane keeps
+    kube-scheduler's defaults. Started only by the tests that ask for it."""
+    _remove_stale_test_clusters()
+    name = f"kubesched-test-gated-{os.getpid()}"
+    cluster = planes.up(name, seed_kind(), progress=_progress, feature_gates=GATED_FEATURES,
+                        runtime_config=GATED_RUNTIME_CONFIG)
+    try:
+        yield Kube(cluster)
+    finally:
+        planes.down(name, _progress)
+
+
 class KubeschedProcess:
     """`kubesched run` as a real subprocess against a plane, its log kept in a file for assertions.
 

@@ -48,13 +48,19 @@ def build_cmd() -> None:
 @click.option("--no-default-scheduler", is_flag=True, help="Do not run the reference kube-scheduler.")
 @click.option("--api-port", type=int, default=None, help="kube-apiserver port (default: a free one).")
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait per component.")
+@click.option("--feature-gates", default="", metavar="K=V,...",
+              help="Feature gates for kube-apiserver, kube-controller-manager and kube-scheduler, "
+                   "e.g. GenericWorkload=true.")
+@click.option("--runtime-config", default="", metavar="GROUP/VERSION=true,...",
+              help="APIs kube-apiserver serves beyond its defaults, e.g. scheduling.k8s.io/v1beta1=true.")
 def up(name: str, topology_name: str | None, nodes: int | None, no_default_scheduler: bool,
-       api_port: int | None, timeout: float) -> None:
+       api_port: int | None, timeout: float, feature_gates: str, runtime_config: str) -> None:
     """Start a cluster and return when it is ready; it keeps running in the background."""
     try:
         topology = resolve(topology_name, nodes)
         c = plane.up(name, topology, default_scheduler=not no_default_scheduler, api_port=api_port,
-                     progress=say, ready_timeout=timeout)
+                     progress=say, ready_timeout=timeout, feature_gates=feature_gates,
+                     runtime_config=runtime_config)
     except (TopologyError, plane.ClusterError, build.BuildError) as exc:
         fail(str(exc))
     say(f"use it with: export KUBECONFIG={c.kubeconfig}")
@@ -99,6 +105,10 @@ def status(name: str) -> None:
     click.echo(f"cluster {c.name}: {state}, up {time.time() - c.started_at:.0f} s")
     click.echo(f"  server      {c.server}\n  kubeconfig  {c.kubeconfig}\n  topology    {c.topology} "
                f"({c.node_count} nodes)")
+    if c.feature_gates:
+        click.echo(f"  features    {c.feature_gates}")
+    if c.runtime_config:
+        click.echo(f"  runtime     {c.runtime_config}")
     for comp, pid in c.pids.items():
         port = c.ports.get(comp)
         click.echo(f"  {comp:<24} pid {pid:<8} {'running' if running[comp] else 'NOT RUNNING'}"

@@ -53,6 +53,10 @@ class Cluster:
     node_count: int = 0
     default_scheduler: bool = True
     started_at: float = 0.0
+    # `--feature-gates` for kube-apiserver, kube-controller-manager and kube-scheduler, and
+    # kube-apiserver's `--runtime-config`, as given to `up` (K=V,...; empty: the defaults).
+    feature_gates: str = ""
+    runtime_config: str = ""
 
     @property
     def path(self) -> Path:
@@ -100,8 +104,14 @@ def list_clusters() -> list[Cluster]:
 
 
 def up(name: str, topology: Topology, *, default_scheduler: bool = True, api_port: int | None = None,
-       progress: Progress = print, ready_timeout: float = 120.0) -> Cluster:
+       progress: Progress = print, ready_timeout: float = 120.0, feature_gates: str = "",
+       runtime_config: str = "") -> Cluster:
+    """Start the cluster `name`. `feature_gates` (K=V,...) goes to kube-apiserver,
+    kube-controller-manager and kube-scheduler, `runtime_config` (group/version=true,...) to
+    kube-apiserver: a beta API such as scheduling.k8s.io/v1beta1 is served only when named there."""
     _validate_name(name)
+    feature_gates = _validate_pairs("--feature-gates", feature_gates)
+    runtime_config = _validate_pairs("--runtime-config", runtime_config)
     existing = load(name)
     if existing is not None:
         if any(existing.running().values()):
@@ -118,7 +128,7 @@ def up(name: str, topology: Topology, *, default_scheduler: bool = True, api_por
     bins = ensure_built(progress)
     cluster = Cluster(name=name, dir=str(cluster_dir(name)), owner_pid=os.getpid(), topology=topology.name,
                       node_count=len(topology.nodes), default_scheduler=default_scheduler,
-                      started_at=time.time())
+                      started_at=time.time(), feature_gates=feature_gates, runtime_config=runtime_config)
     cluster.path.mkdir(parents=True)
     try:
         _start(cluster, bins, topology, api_port, progress, ready_timeout)
@@ -201,6 +211,20 @@ def _remove(cluster: Cluster, progress: Progress) -> None:
     shutil.rmtree(cluster.path, ignore_errors=True)
 
 
+def _validate_pairs(flag: str, value: str) -> str:
+    """K=V,... with blanks around items dropped; a malformed item stops `up` before anything starts."""
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    for item in items:
+        key, eq, val = item.partition("=")
+        if not eq or not key.strip() or not val.strip():
+            raise ClusterError(f"{flag}: Invalid value: {item!r}: use KEY=VALUE items separated by commas")
+    return ",".join(items)
+
+
+def _gate_args(cluster: Cluster) -> list[str]:
+    return [f"--feature-gates={cluster.feature_gates}"] if cluster.feature_gates else []
+
+
 def _validate_name(name: str) -> None:
     if not name or len(name) > 63 or not all(ch.isalnum() or ch in "-_." for ch in name) or name[0] == ".":
         raise ClusterError(f"--name: Invalid value: {name!r}: use 1-63 letters, digits, '-', '_' or '.'")
@@ -255,7 +279,8 @@ def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | Non
         # sees it Ready; kwok's nodes are Ready at once, and lifting 5,000 such taints takes minutes.
         "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
         "--max-requests-inflight=3000", "--max-mutating-requests-inflight=1000", "--allow-privileged=true",
-        f"--cert-dir={pki_dir}", "--v=1"])
+        f"--cert-dir={pki_dir}", "--v=1", *_gate_args(cluster),
+        *([f"--runtime-config={cluster.runtime_config}"] if cluster.runtime_config else [])])
     _wait(cluster, "kube-apiserver", _health_check(cluster, "kube-apiserver"), ready_timeout, progress)
 
     _launch(cluster, "kube-controller-manager", [
@@ -265,7 +290,8 @@ def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | Non
         f"--service-account-private-key-file={sa.key}", f"--root-ca-file={ca.cert_path}",
         "--leader-elect=false", "--kube-api-qps=1000", "--kube-api-burst=2000", "--bind-address=127.0.0.1",
         f"--secure-port={ports['kube-controller-manager']}", f"--cert-dir={pki_dir / 'kcm'}",
-        "--use-service-account-credentials=false", "--concurrent-job-syncs=20", "--v=1"])
+        "--use-service-account-credentials=false", "--concurrent-job-syncs=20", "--v=1",
+        *_gate_args(cluster)])
     if cluster.default_scheduler:
         config = d / "kube-scheduler.yaml"
         config.write_text(yaml.safe_dump({
@@ -277,7 +303,7 @@ def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | Non
             str(bins / "kube-scheduler"), f"--config={config}", "--bind-address=127.0.0.1",
             f"--secure-port={ports['kube-scheduler']}", f"--cert-dir={pki_dir / 'scheduler'}",
             f"--authentication-kubeconfig={d / 'scheduler.kubeconfig'}",
-            f"--authorization-kubeconfig={d / 'scheduler.kubeconfig'}", "--v=1"])
+            f"--authorization-kubeconfig={d / 'scheduler.kubeconfig'}", "--v=1", *_gate_args(cluster)])
     _launch(cluster, "kwok", [
         str(bins / "kwok"), f"--kubeconfig={d / 'kubeconfig'}", f"--config={_kwok_config(d)}",
         "--manage-all-nodes=false", f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
