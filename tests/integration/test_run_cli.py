@@ -47,12 +47,12 @@ def test_unimplemented_fields_are_named_in_one_warning(plane: Kube, tmp_path: Pa
     config.write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
         "profiles:\n  - schedulerName: warned\n    plugins:\n      multiPoint:\n        enabled:\n"
-        "          - name: GangScheduling\n          - name: PodTopologySpread\n          - name: InterPodAffinity\n"
+        "          - name: PodGroupPodsCount\n          - name: PodTopologySpread\n          - name: InterPodAffinity\n"
         "          - name: VolumeBinding\n")
     proc = start_kubesched(f"--config={config}")
     warnings = [line for line in proc.log().splitlines() if "does not implement" in line]
     assert len(warnings) == 1, proc.log()
-    assert "GangScheduling" in warnings[0]
+    assert "PodGroupPodsCount" in warnings[0]
     assert "VolumeBinding" not in warnings[0]  # implemented now
     assert "PodTopologySpread" not in warnings[0]  # implemented now
     assert "InterPodAffinity" not in warnings[0]  # implemented now

@@ -65,6 +65,9 @@ CSI_DRIVERS = Resource("/apis/storage.k8s.io/v1", "csidrivers", "CSIDriver")
 CSI_STORAGE_CAPACITIES = Resource("/apis/storage.k8s.io/v1", "csistoragecapacities", "CSIStorageCapacity")
 VOLUME_ATTACHMENTS = Resource("/apis/storage.k8s.io/v1", "volumeattachments", "VolumeAttachment")
 POD_DISRUPTION_BUDGETS = Resource("/apis/policy/v1", "poddisruptionbudgets", "PodDisruptionBudget")
+# The Workload API (GenericWorkload), for gang scheduling.
+POD_GROUPS = Resource("/apis/scheduling.k8s.io/v1beta1", "podgroups", "PodGroup")
+WORKLOADS = Resource("/apis/scheduling.k8s.io/v1beta1", "workloads", "Workload")
 
 # How long one watch request lasts (timeoutSeconds, randomised up to twice this), and how much
 # longer than that a silent connection is trusted. The apiserver's bookmarks are no heartbeat: it

@@ -108,7 +108,8 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
     try:
         built_in = in_tree_registry()
         extra = out_of_tree_plugins(plugin_flags, built_in)
-        config = load(config_path, scheduler_name_override=scheduler_name, registry=built_in.merged(extra))
+        config = load(config_path, scheduler_name_override=scheduler_name, registry=built_in.merged(extra),
+                      gates=features.default_plugin_gates())
         config = apply_flags(config, config_path, flags)
     except (PluginLoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -55,6 +55,7 @@ BOTH: frozenset[bool] = frozenset({True, False})
 # as at its default only.
 _KUBESCHED_VALUES: Mapping[str, frozenset[bool]] = {
     "SchedulerPopFromBackoffQ": BOTH,
+    "GenericWorkload": BOTH,
     # kubesched serves neither /flagz nor /statusz (on by default in kube-scheduler): as with false.
     "ComponentFlagz": frozenset({False}),
     "ComponentStatusz": frozenset({False}),
@@ -86,6 +87,10 @@ class FeatureGates:
     def generic_workload(self) -> bool:
         """GenericWorkload: the Workload API and gang scheduling (off by default)."""
         return self.enabled("GenericWorkload")
+
+    def default_plugin_gates(self) -> frozenset[str]:
+        """The gates on that add plugins to kube-scheduler's default profile."""
+        return frozenset({"GenericWorkload"}) if self.generic_workload else frozenset()
 
     @property
     def scheduler_pop_from_backoff_q(self) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import yaml
@@ -56,23 +57,25 @@ def load(
     *,
     scheduler_name_override: str | None = None,
     registry: Registry | None = None,
+    gates: AbstractSet[str] = frozenset(),
 ) -> SchedulerConfig:
     """The configuration from the file at `path`, or kubesched's default one when `path` is None.
 
     `scheduler_name_override` (the CLI's --scheduler-name, passed only when given) renames the single
     profile; `registry` (default: the in-tree plugins) says which plugins exist, the extension points
-    each implements and their args parsers. Raises ConfigError naming the file and every bad field.
+    each implements and their args parsers; `gates` the feature gates on that add default plugins
+    (GenericWorkload: GangScheduling). Raises ConfigError naming the file and every bad field.
     """
     if path is None:
         return from_dict(None, source=DEFAULT_SOURCE, scheduler_name_override=scheduler_name_override,
-                         registry=registry)
+                         registry=registry, gates=gates)
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as exc:
         raise ConfigError(path, [FieldError("", f"cannot read the config file: {exc.strerror or exc}")]) from exc
     return loads(text, source=path, scheduler_name_override=scheduler_name_override,
-                 registry=registry)
+                 registry=registry, gates=gates)
 
 
 def loads(
@@ -81,6 +84,7 @@ def loads(
     source: str = "<config>",
     scheduler_name_override: str | None = None,
     registry: Registry | None = None,
+    gates: AbstractSet[str] = frozenset(),
 ) -> SchedulerConfig:
     """Like `load`, from the file's text; `source` names it in errors."""
     try:
@@ -90,7 +94,7 @@ def loads(
     if raw is None:
         raw = {}
     return from_dict(raw, source=source, scheduler_name_override=scheduler_name_override,
-                     registry=registry)
+                     registry=registry, gates=gates)
 
 
 def from_dict(
@@ -99,10 +103,11 @@ def from_dict(
     source: str,
     scheduler_name_override: str | None = None,
     registry: Registry | None = None,
+    gates: AbstractSet[str] = frozenset(),
 ) -> SchedulerConfig:
     """Validates and defaults an already-parsed document; `raw=None` means no file at all."""
     registry = registry if registry is not None else in_tree_registry()
-    catalog = Catalog(registry.extension_points(), registry.args_parsers())
+    catalog = Catalog(registry.extension_points(), registry.args_parsers(), frozenset(gates))
     errs: Errors = []
     unimplemented: list[str] = []
     doc = as_mapping(raw, "", errs)

@@ -96,9 +96,18 @@ KUBESCHED_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = tuple(
 )
 
 
-def default_plugins(known: Mapping[str, Any]) -> list[PluginEntry]:
-    """kubesched's default multiPoint list, restricted to the plugins kubesched implements."""
-    return [PluginEntry(n, w or 0, "") for n, w in KUBESCHED_DEFAULT_PLUGINS if n in known]
+# What kube-scheduler's default list gains with a gate on (default_plugins.go applyFeatureGates):
+# GenericWorkload appends GangScheduling at the end.
+GATED_DEFAULT_PLUGINS: Mapping[str, tuple[tuple[str, int | None], ...]] = MappingProxyType({
+    "GenericWorkload": (("GangScheduling", None),),
+})
+
+
+def default_plugins(known: Mapping[str, Any], gates: AbstractSet[str] = frozenset()) -> list[PluginEntry]:
+    """kubesched's default multiPoint list, restricted to the plugins kubesched implements, with
+    what the enabled `gates` add."""
+    extra = [entry for gate in sorted(gates) for entry in GATED_DEFAULT_PLUGINS.get(gate, ())]
+    return [PluginEntry(n, w or 0, "") for n, w in (*KUBESCHED_DEFAULT_PLUGINS, *extra) if n in known]
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,8 @@ class Catalog:
 
     plugins: Mapping[str, AbstractSet[str]]
     args: Mapping[str, ArgsParser]
+    # The feature gates on that change kube-scheduler's default plugins (GenericWorkload).
+    gates: AbstractSet[str] = frozenset()
 
 
 def check_percentage(raw: Mapping[str, Any], path: str, errs: Errors) -> int | None:
@@ -87,7 +89,7 @@ def _plugins(
             unimplemented.append(child(plugins_path, point))
     custom_multi = parse_plugin_set(section.get(MULTI_POINT), child(plugins_path, MULTI_POINT),
                                     catalog.plugins, errs, unimplemented)
-    multi = merge_plugin_set(default_plugins(catalog.plugins), custom_multi)
+    multi = merge_plugin_set(default_plugins(catalog.plugins, catalog.gates), custom_multi)
     out = expand(points, multi, catalog.plugins, plugins_path, errs)
     if len(out["queueSort"]) != 1:
         errs.append(e.invalid(child(plugins_path, "queueSort"), [p.name for p in out["queueSort"]],

@@ -59,6 +59,7 @@ class EventResource(enum.StrEnum):
     VOLUME_ATTACHMENT = "storage.k8s.io/VolumeAttachment"
     CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
     STORAGE_CLASS = "storage.k8s.io/StorageClass"
+    POD_GROUP = "scheduling.k8s.io/PodGroup"
     WILDCARD = "*"
 
 

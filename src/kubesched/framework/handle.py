@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from kubesched.framework.extender import Extender
+from kubesched.framework.pod_groups import NoPodGroups, PodGroupManager
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -150,3 +151,5 @@ class Handle:
     volume_stage_failed: VolumeStageFailed = _nothing
     # The scheduler's extenders (kube-scheduler's Handle.Extenders()), for preemption's callExtenders.
     extenders: Sequence[Extender] = ()
+    # The PodGroups and their members' states (GenericWorkload); none without the gate.
+    pod_groups: PodGroupManager = field(default_factory=NoPodGroups)

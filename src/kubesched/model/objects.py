@@ -212,6 +212,12 @@ class PodResourceClaim(msgspec.Struct, rename="camel", gc=False, omit_defaults=T
     resource_claim_template_name: str | None = None
 
 
+class PodSchedulingGroup(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    """`spec.schedulingGroup`: the PodGroup (same namespace) the pod belongs to (GenericWorkload)."""
+
+    pod_group_name: str | None = None
+
+
 class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     node_name: str = ""
     scheduler_name: str = "default-scheduler"
@@ -237,6 +243,7 @@ class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     host_network: bool = False
     # None (absent) and True both mean the host's user namespace.
     host_users: bool | None = None
+    scheduling_group: PodSchedulingGroup | None = None
 
 
 class PodCondition(msgspec.Struct, gc=False, omit_defaults=True):

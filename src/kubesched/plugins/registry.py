@@ -33,6 +33,7 @@ from kubesched.plugins.cronjob_pool import plugin as cronjob_pool
 from kubesched.plugins.cronjob_pool.ownership import JobLookup
 from kubesched.plugins.default_preemption.pdb import PDBLister
 from kubesched.plugins.dynamic_resources import plugin as dynamic_resources
+from kubesched.plugins.gang_scheduling import plugin as gang_scheduling
 from kubesched.plugins.helper.storage_lister import StorageLister
 from kubesched.plugins.inter_pod_affinity import NamespaceLister
 from kubesched.plugins.node_affinity import args as node_affinity_args
@@ -82,6 +83,7 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
                    args_parser=default_preemption.parse_args),
         PluginSpec(default_binder.NAME, default_binder.new),
         PluginSpec(node_declared_features.NAME, node_declared_features.new),
+        PluginSpec(gang_scheduling.NAME, gang_scheduling.new),
         PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),
         PluginSpec(volume_binding.NAME, functools.partial(volume_binding.new, storage=storage),
                    args_parser=volume_binding.parse_args),

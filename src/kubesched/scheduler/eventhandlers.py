@@ -7,9 +7,14 @@ from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
 from kubesched.backend.cache.cache import Cache
+from kubesched.backend.cache.pod_groups import PodGroupStates
 from kubesched.backend.queue import SchedulingQueue, eligible
 from kubesched.framework import events
 from kubesched.model.objects import Job, Node, Pod
+from kubesched.model.workload import PodGroup
+
+POD_GROUP_ADD = events.ClusterEvent(events.EventResource.POD_GROUP, events.ActionType.ADD)
+POD_GROUP_UPDATE = events.ClusterEvent(events.EventResource.POD_GROUP, events.ActionType.UPDATE)
 
 
 class ClusterEventHandlers:
@@ -17,16 +22,25 @@ class ClusterEventHandlers:
         self.cache = cache
         self.queue = queue
         self.names = names
+        # Pod groups' members (GenericWorkload), kept before the queue hears of a pod.
+        self.pod_groups: PodGroupStates | None = None
 
 
     def pod_added(self, pod: Pod) -> None:
+        if self.pod_groups is not None:
+            self.pod_groups.add_pod(pod)
         if pod.spec.node_name:
             self.cache.add_pod(pod)
             self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD)
         elif eligible(pod, self.names):
             self.queue.add(pod)
+            if self.pod_groups is not None and pod.spec.scheduling_group is not None:
+                # One more member may complete a gang its others wait for (GangScheduling's hint).
+                self.queue.move_all_to_active_or_backoff(events.UNSCHEDULED_POD_ADD, objects=(None, pod))
 
     def pod_updated(self, old: Pod, new: Pod) -> None:
+        if self.pod_groups is not None:
+            self.pod_groups.update_pod(old, new)
         if new.spec.node_name:
             if not old.spec.node_name:
                 self.queue.delete(new)  # bound, by us or by someone else
@@ -51,6 +65,8 @@ class ClusterEventHandlers:
                 self._nominated_pod_gone(old)
 
     def pod_deleted(self, pod: Pod) -> None:
+        if self.pod_groups is not None:
+            self.pod_groups.remove_pod(pod)
         self.queue.delete(pod)
         if pod.spec.node_name or self.cache.is_assumed(pod):
             self.cache.remove_pod(pod)
@@ -66,6 +82,16 @@ class ClusterEventHandlers:
         priority = pod.spec.priority
         self.queue.move_all_to_active_or_backoff(
             events.ASSIGNED_POD_DELETE, pre_check=lambda p: p.spec.priority <= priority, objects=(pod, None))
+
+    def pod_group_added(self, group: PodGroup) -> None:
+        self.queue.move_all_to_active_or_backoff(POD_GROUP_ADD, objects=(None, group))
+
+    def pod_group_updated(self, old: PodGroup, new: PodGroup) -> None:
+        self.queue.move_all_to_active_or_backoff(POD_GROUP_UPDATE, objects=(old, new))
+
+    def pod_group_deleted(self, group: PodGroup) -> None:
+        # Its pods stay where they are; the next cycle of theirs finds the group gone.
+        return
 
     def node_added(self, node: Node) -> None:
         self.cache.add_node(node)

@@ -27,7 +27,9 @@ from kubesched.api import (
     TaskSet,
 )
 from kubesched.api.leaderelection import LeaderElector
+from kubesched.api.pod_group_status import write_pod_group_condition
 from kubesched.backend.cache.cache import Cache
+from kubesched.backend.cache.pod_groups import PodGroupStates
 from kubesched.backend.queue import (
     DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
     PodNominator,
@@ -47,6 +49,7 @@ from kubesched.scheduler.debugger import Comparison, DebugState, compare
 from kubesched.scheduler.eventhandlers import ClusterEventHandlers
 from kubesched.scheduler.profiles import build_profiles
 from kubesched.scheduler.schedule_one import Cycles
+from kubesched.scheduler.schedule_one_podgroup import PodGroupCycles, is_pod_group_member
 from kubesched.scheduler.sources import ClusterSources
 from kubesched.scheduler.writes import ApiWrites
 
@@ -95,7 +98,7 @@ class Scheduler:
         self.cache = Cache()
         # The informers' handlers come once the queue exists: the queue needs the profiles, whose
         # plugins read the informers.
-        self.sources = sources = ClusterSources(client)
+        self.sources = sources = ClusterSources(client, generic_workload=features.generic_workload)
         self.pods, self.nodes, self.jobs = sources.pods, sources.nodes, sources.jobs
         self.namespaces = sources.namespaces
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
@@ -109,6 +112,9 @@ class Scheduler:
                              write_volume=writes.write_volume, write_claim=writes.write_claim,
                              spawn=self._spawn_background, extenders=ordered(extenders))
         self.extenders = self.handle.extenders
+        self.pod_group_states: PodGroupStates | None = None
+        if sources.pod_groups is not None:
+            self.pod_group_states = self.handle.pod_groups = PodGroupStates(self.cache, sources.pod_groups)
         self.profiles: dict[str, Profile] = build_profiles(config, sources, self.handle, out_of_tree)
         self.names = frozenset(self.profiles)
         self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
@@ -123,6 +129,10 @@ class Scheduler:
         self.handle.nominator = self.queue.nominator
         self.handle.activate = self.queue.activate
         handlers = self.handlers = ClusterEventHandlers(self.cache, self.queue, self.names)
+        handlers.pod_groups = self.pod_group_states
+        if sources.pod_groups is not None:
+            sources.pod_groups.handler = Handlers(handlers.pod_group_added, handlers.pod_group_updated,
+                                                  handlers.pod_group_deleted)
         self.jobs.handler = Handlers(handlers.job_changed, handlers.job_updated, handlers.job_deleted)
         self.conditions = ConditionWriter(client)
         self.metrics = Metrics(sorted(self.profiles), self.queue.pending_counts,
@@ -140,6 +150,13 @@ class Scheduler:
                              self.metrics, config.percentage_of_nodes_to_score, rng or random.Random(),
                              bound_or_gone=writes.bound_or_gone, extenders=tuple(self.extenders))
         self.binds = self.cycles.binds
+        # With GenericWorkload: a pod of a PodGroup is scheduled with its group, in one cycle.
+        self.group_cycles: PodGroupCycles | None = None
+        if self.pod_group_states is not None:
+            self.group_cycles = PodGroupCycles(
+                self.cycles, self.pod_group_states,
+                lambda group, condition: write_pod_group_condition(client, group, condition),
+                self._spawn_background)
         self.stats = self.cycles.stats
         self.schedule_one = self.cycles.schedule_one
         self._informers: tuple[Informer[Any], ...] = sources.all
@@ -342,7 +359,9 @@ class Scheduler:
                     continue
                 info.pod = latest
             try:
-                if self.extenders:
+                if self.group_cycles is not None and is_pod_group_member(info.pod):
+                    self.group_cycles.schedule_group(info)
+                elif self.extenders:
                     await self.cycles.schedule_one_with_extenders(info)
                 else:
                     self.schedule_one(info)

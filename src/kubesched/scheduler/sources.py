@@ -24,6 +24,7 @@ from kubesched.api.informer import (
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
     POD_DISRUPTION_BUDGETS,
+    POD_GROUPS,
     PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
@@ -31,6 +32,7 @@ from kubesched.api.informer import (
     STATEFUL_SETS,
     STORAGE_CLASSES,
     VOLUME_ATTACHMENTS,
+    WORKLOADS,
     storage_informer,
 )
 from kubesched.framework.events import EventResource
@@ -57,6 +59,7 @@ from kubesched.model.storage import (
     StorageClass,
     VolumeAttachment,
 )
+from kubesched.model.workload import PodGroup, Workload
 from kubesched.plugins.cronjob_pool.ownership import InformerJobs
 from kubesched.plugins.helper.storage_lister import InformerStorage
 from kubesched.plugins.inter_pod_affinity import InformerNamespaces
@@ -192,8 +195,14 @@ class InformerSelectors:
 class ClusterSources:
     """Every informer, with no handlers yet (the scheduler sets them once its queue exists)."""
 
-    def __init__(self, client: ApiClient) -> None:
+    def __init__(self, client: ApiClient, *, generic_workload: bool = False) -> None:
         self.pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)
+        # The Workload API, only with the GenericWorkload gate (its v1beta1 is not served by default).
+        self.pod_groups: Informer[PodGroup] | None = None
+        self.workloads: Informer[Workload] | None = None
+        if generic_workload:
+            self.pod_groups = Informer(client, POD_GROUPS, PodGroup, Handlers())
+            self.workloads = Informer(client, WORKLOADS, Workload, Handlers())
         self.nodes: Informer[Node] = node_informer(client, Handlers())
         self.jobs: Informer[Job] = job_informer(client, Handlers())
         # Namespace labels, for pod affinity's namespaceSelector. kube-scheduler registers no cluster
@@ -243,7 +252,7 @@ class ClusterSources:
         """Nodes first and pods last, so a pod's node is known when the pod arrives."""
         return (self.nodes, self.jobs, self.namespaces, self.services, self.replication_controllers,
                 self.replica_sets, self.stateful_sets, self.pdbs, *(i for _, i in self.storage_informers),
-                self.pods)
+                *(i for i in (self.pod_groups, self.workloads) if i is not None), self.pods)
 
     def store(self, plural: str) -> Informer[Any]:
         for informer in self.all:

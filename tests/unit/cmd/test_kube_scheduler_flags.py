@@ -114,9 +114,9 @@ def _invoke(*args: str) -> tuple[int, str]:
     pytest.param(["--feature-gates=Foo=true"], "--feature-gates: unrecognized feature gate: Foo", id="unknown-gate"),
     pytest.param(["--feature-gates=DynamicResourceAllocation=false"],
                  "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true", id="locked"),
-    pytest.param(["--feature-gates=GenericWorkload=true"],
-                 "kubesched does not implement GenericWorkload=true (kube-scheduler v1.37.2's default: false)",
-                 id="generic-workload"),
+    pytest.param(["--feature-gates=GenericWorkload=true,PodGroupPreemptionPolicy=true"],
+                 "kubesched does not implement PodGroupPreemptionPolicy=true (kube-scheduler v1.37.2's default: false)",
+                 id="pod-group-preemption-policy"),
     pytest.param(["--feature-gates=SchedulerAsyncPreemption=false"],
                  "kubesched does not implement SchedulerAsyncPreemption=false", id="scheduler-gate-off-default"),
     pytest.param(["--emulated-version=1.36"], "kubesched behaves as kube-scheduler v1.37.2 with "
@@ -174,3 +174,14 @@ def test_log_format_warns_that_it_is_deprecated(tmp_path: Path) -> None:
 def test_help_is_kube_schedulers_short_and_long() -> None:
     assert _invoke("-h")[0] == 0
     assert _invoke("--help")[0] == 0
+
+
+@pytest.mark.parametrize(("args", "gang"), [
+    pytest.param([], False, id="gate-off"),
+    pytest.param(["--feature-gates=GenericWorkload=true"], True, id="gate-on"),
+])
+def test_generic_workload_adds_gang_scheduling_to_the_default_profile(args: list[str], gang: bool,
+                                                                      tmp_path: Path) -> None:
+    code, out = _invoke(*args, f"--write-config-to={tmp_path / 'c.yaml'}")
+    assert code == 0, out
+    assert ("GangScheduling" in (tmp_path / "c.yaml").read_text()) is gang

@@ -274,8 +274,8 @@ UNIMPLEMENTED_CASES = [
                   "application/json)"], id="protobuf"),
     pytest.param("clientConnection:\n  acceptContentTypes: application/json\n",
                  ["clientConnection.acceptContentTypes"], id="accept-content-types"),
-    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: GangScheduling\n",
-                 ["profiles[0].plugins.multiPoint.enabled[0] (GangScheduling)"], id="enabled-unimplemented"),
+    pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: PodGroupPodsCount\n",
+                 ["profiles[0].plugins.multiPoint.enabled[0] (PodGroupPodsCount)"], id="enabled-unimplemented"),
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: VolumeBinding\n",
                  [], id="volume-binding-is-implemented"),
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: PodTopologySpread\n"
@@ -283,9 +283,9 @@ UNIMPLEMENTED_CASES = [
                  [], id="pod-topology-spread-is-implemented"),
     pytest.param("profiles:\n  - plugins:\n      postFilter:\n        enabled:\n          - name: DefaultPreemption\n",
                  [], id="preemption-is-implemented"),
-    pytest.param("profiles:\n  - pluginConfig:\n      - name: GangScheduling\n        args:\n"
+    pytest.param("profiles:\n  - pluginConfig:\n      - name: PodGroupPodsCount\n        args:\n"
                  "          minCount: 2\n",
-                 ["profiles[0].pluginConfig[0] (GangScheduling)"], id="args-for-unimplemented"),
+                 ["profiles[0].pluginConfig[0] (PodGroupPodsCount)"], id="args-for-unimplemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: VolumeBinding\n        args:\n"
                  "          bindTimeoutSeconds: 60\n", [], id="volume-binding-args-are-implemented"),
     pytest.param("profiles:\n  - pluginConfig:\n      - name: InterPodAffinity\n        args:\n"

@@ -92,7 +92,8 @@ CASES = [
                  id="unknown-plugin-set-field"),
     pytest.param(profile("plugins:\n  score:\n    enabled:\n      - name: Foo"),
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
-                 '"CronJobPool", "DefaultBinder", "DefaultPreemption", "DynamicResources", "ImageLocality", '
+                 '"CronJobPool", "DefaultBinder", "DefaultPreemption", "DynamicResources", "GangScheduling", '
+                 '"ImageLocality", '
                  '"InterPodAffinity", "NodeAffinity", "NodeDeclaredFeatures", "NodeName", "NodePorts", '
                  '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", '
                  '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields", '

@@ -136,8 +136,10 @@ def test_all_beta_false_turns_off_the_beta_scheduler_gates() -> None:
 
 @pytest.mark.parametrize(("values", "unsupported", "without_effect"), [
     pytest.param(["SchedulerPopFromBackoffQ=false"], [], [], id="implemented-both-ways"),
-    pytest.param(["GenericWorkload=true"], ["GenericWorkload=true (kube-scheduler v1.37.2's default: false)"], [],
-                 id="gang-scheduling-not-yet"),
+    pytest.param(["GenericWorkload=true"], [], [], id="gang-scheduling-implemented"),
+    pytest.param(["GenericWorkload=true,PodGroupPreemptionPolicy=true"],
+                 ["PodGroupPreemptionPolicy=true (kube-scheduler v1.37.2's default: false)"], [],
+                 id="pod-group-preemption-policy-not-yet"),
     pytest.param(["SchedulerAsyncPreemption=false"],
                  ["SchedulerAsyncPreemption=false (kube-scheduler v1.37.2's default: true)"], [], id="default-only"),
     pytest.param(["ComponentFlagz=false,ComponentStatusz=false"], [], [], id="no-flagz-as-kubesched"),

@@ -388,6 +388,28 @@ class SchedulingQueue:
         self._in_flight[info.uid] = _InFlight(info)
         return info
 
+    def pop_members(self, member: Callable[[Pod], bool], cycle: int) -> list[QueuedPodInfo]:
+        """Take out of every sub-queue the pods `member` selects, for the pod-group cycle `cycle`
+        (the one its first pod was popped in): a pod group is scheduled as one entry, whichever of
+        its pods came up. A pod still gated by a PreEnqueue plugin stays."""
+        taken: list[QueuedPodInfo] = []
+        for heap in (self._active, self._backoff, self._error_backoff):
+            for info in [i for i in heap.items() if member(i.pod)]:
+                heap.remove(info.uid)
+                taken.append(info)
+        for info in [i for i in self._unschedulable.values() if member(i.pod)]:
+            if info.gated and self._gate(info):
+                continue
+            del self._unschedulable[info.uid]
+            taken.append(info)
+        for info in taken:
+            info.attempts += 1
+            info.scheduling_cycle = cycle
+            if info.initial_attempt_timestamp is None:
+                info.initial_attempt_timestamp = self._clock.now()
+            self._in_flight[info.uid] = _InFlight(info)
+        return taken
+
     async def pop(self) -> QueuedPodInfo | None:
         """Wait for the next pod; None once the queue is closed."""
         while not self._closed:

@@ -1,0 +1,141 @@
+"""GangScheduling (kube-scheduler framework/plugins/gangscheduling, without composite groups):
+PreEnqueue holds a gang's pods until their PodGroup exists and minCount of them are known; Permit
+holds each assumed pod until minCount are scheduled, then lets them all go; `placement_feasible`
+ends a pod-group cycle as soon as minCount can no longer be met."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    Registration,
+)
+from kubesched.framework.handle import Handle
+from kubesched.framework.pod_groups import PodGroupManager, pod_group_name
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+from kubesched.model.objects import Pod
+from kubesched.model.workload import PodGroup
+
+NAME = "GangScheduling"
+# How long a gang's pods wait at Permit for minCount of them to be scheduled.
+PERMIT_TIMEOUT = 5 * 60.0
+
+WAITING_FOR_MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
+WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+
+
+def _quoted(name: str) -> str:
+    # Go's %q: double quotes.
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def placement_feasible(pod_group: PodGroup, remaining: int, scheduled: int) -> Status | None:
+    """GangScheduling's PlacementFeasible: Unschedulable once minCount cannot be met with the pods
+    left, Wait until it is met, None when it is."""
+    min_count = pod_group.min_count
+    if remaining + scheduled < min_count:
+        return Status(Code.UNSCHEDULABLE, f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, "
+                                          f"{remaining} remaining", plugin=NAME)
+    if scheduled < min_count:
+        return Status(Code.WAIT, f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, "
+                                 f"{remaining} remaining", plugin=NAME)
+    return None
+
+
+class GangScheduling:
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+
+    @property
+    def groups(self) -> PodGroupManager:
+        return self.handle.pod_groups
+
+    def events_to_register(self) -> tuple[Registration, ...]:
+        # schedulingGroup is immutable: no pod update can complete a gang.
+        return (
+            ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD), self._after_pod_added),
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD), self._after_pod_added),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.ADD), self._after_group_added),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE), self._after_group_updated),
+        )
+
+    @staticmethod
+    def _after_pod_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        name, added = pod_group_name(pod), new
+        if name is None or not isinstance(added, Pod) or pod_group_name(added) is None:
+            return QueueingHint.QUEUE_SKIP
+        same = added.metadata.namespace == pod.metadata.namespace and pod_group_name(added) == name
+        return QueueingHint.QUEUE if same else QueueingHint.QUEUE_SKIP
+
+    @staticmethod
+    def _after_group_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        name = pod_group_name(pod)
+        if name is None or not isinstance(new, PodGroup):
+            return QueueingHint.QUEUE_SKIP
+        same = new.metadata.namespace == pod.metadata.namespace and new.metadata.name == name
+        return QueueingHint.QUEUE if same else QueueingHint.QUEUE_SKIP
+
+    @staticmethod
+    def _after_group_updated(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        if GangScheduling._after_group_added(pod, None, new) is QueueingHint.QUEUE_SKIP:
+            return QueueingHint.QUEUE_SKIP
+        if not isinstance(old, PodGroup):
+            return QueueingHint.QUEUE
+        before, after = old.spec.scheduling_policy.gang, new.spec.scheduling_policy.gang
+        # Only a lower minCount of a gang can let its waiting pods go.
+        if before is None or after is None or after.min_count >= before.min_count:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        name = pod_group_name(pod)
+        if name is None:
+            return None
+        namespace = pod.metadata.namespace
+        group = self.groups.pod_group(namespace, name)
+        if group is None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                          f"waiting for pods's pod group {_quoted(name)} to appear in scheduling queue", plugin=NAME)
+        gang = group.spec.scheduling_policy.gang
+        if gang is None:
+            return None
+        if self.groups.state(namespace, name).all_pods_count() < gang.min_count:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_MIN_COUNT, plugin=NAME)
+        return None
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        name = pod_group_name(pod.pod)
+        if name is None:
+            return None, 0.0
+        namespace = pod.pod.metadata.namespace
+        group = self.groups.pod_group(namespace, name)
+        if group is None:
+            return Status(Code.ERROR, f"failed to get podGroup {namespace}/{name}: podgroup.scheduling.k8s.io "
+                                      f"{_quoted(name)} not found"), 0.0
+        gang = group.spec.scheduling_policy.gang
+        if gang is None:
+            return None, 0.0
+        members = self.groups.state(namespace, name)
+        if members.scheduled_pods_count() < gang.min_count:
+            # The others may have waited on this one; let them try again now.
+            self.handle.activate(members.unscheduled)
+            return Status(Code.WAIT, WAITING_AT_PERMIT, plugin=NAME), PERMIT_TIMEOUT
+        for assumed in members.assumed:
+            waiting = self.handle.waiting_pods.get(assumed.metadata.uid)
+            if waiting is not None:
+                waiting.allow(NAME)
+        return None, 0.0
+
+
+def new(args: Mapping[str, Any], handle: Handle | None = None) -> GangScheduling:
+    return GangScheduling(handle or Handle())
