@@ -1,0 +1,182 @@
+"""Gang scheduling on the Workload API (GenericWorkload), side by side with the reference
+kube-scheduler on a plane with the gate on: each scenario runs once under kube-scheduler and once
+under kubesched, one after the other on the same nodes (the seed's three 4-CPU workers; the
+control-plane node is tainted), and both must end the same way, with the same PodGroup condition
+and the same messages on the pods."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kubesched_dev.localcluster.topology import NodeSpec
+from tests.integration.conftest import GATED_FEATURES, KubeschedProcess
+from tests.integration.kube import Kube, wait_for
+from tests.integration.sched_helpers import (
+    DEFAULT,
+    KUBESCHED,
+    bound_pods,
+    container,
+    create_nodes,
+    delete_nodes,
+    node_manifest,
+    pod_manifest,
+    scheduled_condition,
+)
+
+SCHEDULERS = (DEFAULT, KUBESCHED)
+PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def gang_kubesched(gated_plane: Kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeschedProcess]:
+    log = tmp_path_factory.mktemp("gang") / "kubesched.log"
+    proc = KubeschedProcess(gated_plane, [f"--feature-gates={GATED_FEATURES}"], log)
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+def _namespace(kube: Kube, scheduler: str) -> str:
+    return kube.namespace(f"gang-{'ref' if scheduler == DEFAULT else 'ks'}-{next(_names)}")
+
+
+def _pod_group(kube: Kube, ns: str, name: str, min_count: int | None) -> None:
+    policy: dict[str, Any] = {"basic": {}} if min_count is None else {"gang": {"minCount": min_count}}
+    kube.create(PODGROUPS.format(ns=ns), {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                                          "metadata": {"name": name}, "spec": {"schedulingPolicy": policy}})
+
+
+def _member(kube: Kube, ns: str, name: str, group: str, scheduler: str, cpu: str) -> None:
+    manifest = pod_manifest(name, scheduler, {"containers": [container(cpu=cpu)],
+                                              "schedulingGroup": {"podGroupName": group}})
+    kube.create(f"/api/v1/namespaces/{ns}/pods", manifest)
+
+
+def _condition(kube: Kube, ns: str, group: str) -> dict[str, Any]:
+    pg = kube.get(f"{PODGROUPS.format(ns=ns)}/{group}")
+    for c in (pg.get("status") or {}).get("conditions") or []:
+        if c["type"] == "PodGroupInitiallyScheduled":
+            return {k: c.get(k, "") for k in ("type", "status", "reason", "message")}
+    return {}
+
+
+def _messages(kube: Kube, ns: str) -> list[str]:
+    return sorted((scheduled_condition(p) or {}).get("message", "") for p in kube.pods(ns))
+
+
+def _clear(kube: Kube, ns: str) -> None:
+    """Free the nodes for the next scheduler's run: the namespace's pods gone, not only terminating."""
+    for p in kube.pods(ns):
+        kube.delete(f"/api/v1/namespaces/{ns}/pods/{p['metadata']['name']}?gracePeriodSeconds=0")
+    wait_for(f"the pods of {ns} to be gone", lambda: not kube.pods(ns), timeout=30)
+
+
+def _all_have_messages(kube: Kube, ns: str, count: int) -> bool:
+    pods = kube.pods(ns)
+    return len(pods) == count and all((scheduled_condition(p) or {}).get("message") for p in pods)
+
+
+def test_a_gang_waits_for_min_count_then_binds_whole(gated_plane: Kube, gang_kubesched: KubeschedProcess) -> None:
+    kube = gated_plane
+
+    def run(scheduler: str) -> tuple[Any, ...]:
+        ns = _namespace(kube, scheduler)
+        _pod_group(kube, ns, "g", 4)
+        for i in range(3):
+            _member(kube, ns, f"p{i}", "g", scheduler, "100m")
+        time.sleep(3)
+        waiting = (len(bound_pods(kube, ns)), _messages(kube, ns), _condition(kube, ns, "g"))
+        _member(kube, ns, "p3", "g", scheduler, "100m")
+        wait_for(f"{scheduler}: all four bound", lambda: len(bound_pods(kube, ns)) == 4, timeout=30)
+        wait_for(f"{scheduler}: the PodGroup condition", lambda: _condition(kube, ns, "g"), timeout=10)
+        result = (waiting, _condition(kube, ns, "g"))
+        _clear(kube, ns)
+        return result
+
+    seen = {scheduler: run(scheduler) for scheduler in SCHEDULERS}
+    assert seen[DEFAULT][0] == (0, ["", "", ""], {}), seen
+    assert seen[KUBESCHED] == seen[DEFAULT], gang_kubesched.log()[-3000:]
+    assert seen[KUBESCHED][1] == {"type": "PodGroupInitiallyScheduled", "status": "True", "reason": "Scheduled",
+                                  "message": ""}
+
+
+def test_room_for_three_of_four_binds_none_until_room_is_freed(gated_plane: Kube,
+                                                               gang_kubesched: KubeschedProcess) -> None:
+    kube = gated_plane
+    extra = NodeSpec("gang-extra", {}, (), {"cpu": "4", "memory": "8Gi", "pods": "110"})
+
+    def run(scheduler: str) -> tuple[Any, ...]:
+        ns = _namespace(kube, scheduler)
+        _pod_group(kube, ns, "g", 4)
+        for i in range(4):
+            _member(kube, ns, f"p{i}", "g", scheduler, "3")
+        wait_for(f"{scheduler}: every pod told why", lambda: _all_have_messages(kube, ns, 4), timeout=30)
+        wait_for(f"{scheduler}: the PodGroup condition", lambda: _condition(kube, ns, "g"), timeout=10)
+        time.sleep(1)
+        failed = (len(bound_pods(kube, ns)), _messages(kube, ns), _condition(kube, ns, "g"))
+        create_nodes(kube, [node_manifest(extra)])
+        try:
+            wait_for(f"{scheduler}: all four bound once a node is added",
+                     lambda: len(bound_pods(kube, ns)) == 4, timeout=60)
+            wait_for(f"{scheduler}: the PodGroup scheduled",
+                     lambda: _condition(kube, ns, "g").get("status") == "True", timeout=10)
+            result = (failed, _condition(kube, ns, "g"))
+            _clear(kube, ns)
+        finally:
+            delete_nodes(kube, [extra.name])
+            wait_for("the extra node gone", lambda: kube.request("GET", f"/api/v1/nodes/{extra.name}")[0] == 404)
+        return result
+
+    seen = {scheduler: run(scheduler) for scheduler in SCHEDULERS}
+    assert seen[DEFAULT][0][0] == 0, seen
+    assert seen[KUBESCHED] == seen[DEFAULT], gang_kubesched.log()[-3000:]
+
+
+def test_two_gangs_with_room_for_one_place_exactly_one(gated_plane: Kube,
+                                                       gang_kubesched: KubeschedProcess) -> None:
+    kube = gated_plane
+
+    def run(scheduler: str) -> list[int]:
+        ns = _namespace(kube, scheduler)
+        for group in ("a", "b"):
+            _pod_group(kube, ns, group, 3)
+        for i in range(3):
+            for group in ("a", "b"):
+                _member(kube, ns, f"{group}{i}", group, scheduler, "3")
+        wait_for(f"{scheduler}: one gang bound", lambda: len(bound_pods(kube, ns)) == 3, timeout=30)
+        time.sleep(3)
+        per_group = sorted(sum(1 for p in bound_pods(kube, ns) if p["metadata"]["name"].startswith(g))
+                           for g in ("a", "b"))
+        _clear(kube, ns)
+        return per_group
+
+    seen = {scheduler: run(scheduler) for scheduler in SCHEDULERS}
+    assert seen == {DEFAULT: [0, 3], KUBESCHED: [0, 3]}, gang_kubesched.log()[-3000:]
+
+
+def test_a_basic_group_schedules_pod_by_pod(gated_plane: Kube, gang_kubesched: KubeschedProcess) -> None:
+    kube = gated_plane
+
+    def run(scheduler: str) -> tuple[Any, ...]:
+        ns = _namespace(kube, scheduler)
+        _pod_group(kube, ns, "g", None)
+        for i in range(4):
+            _member(kube, ns, f"p{i}", "g", scheduler, "3")
+        wait_for(f"{scheduler}: three bound", lambda: len(bound_pods(kube, ns)) == 3, timeout=30)
+        wait_for(f"{scheduler}: the fourth told why",
+                 lambda: sum(bool((scheduled_condition(p) or {}).get("message")) for p in kube.pods(ns)) == 1,
+                 timeout=30)
+        wait_for(f"{scheduler}: the PodGroup condition", lambda: _condition(kube, ns, "g"), timeout=10)
+        result = (len(bound_pods(kube, ns)), [m for m in _messages(kube, ns) if m], _condition(kube, ns, "g"))
+        _clear(kube, ns)
+        return result
+
+    seen = {scheduler: run(scheduler) for scheduler in SCHEDULERS}
+    assert seen[KUBESCHED] == seen[DEFAULT], gang_kubesched.log()[-3000:]
