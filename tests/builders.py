@@ -32,6 +32,7 @@ from kubesched.model.objects import (
     PodAffinity,
     PodAffinityTerm,
     PodCondition,
+    PodSchedulingGroup,
     PreferredSchedulingTerm,
     ReportedResources,
     ResourceRequirements,
@@ -63,6 +64,8 @@ from kubesched.model.storage import (
     VolumeNodeResources,
     VolumeResourceRequirements,
 )
+from kubesched.model.workload import BasicSchedulingPolicy as _Basic
+from kubesched.model.workload import GangSchedulingPolicy, PodGroup, PodGroupSchedulingPolicy, PodGroupSpec
 
 Req = tuple[str, str, list[str]]  # (key, operator, values)
 
@@ -291,6 +294,11 @@ class PodBuilder:
 
     def scheduler(self, name: str) -> Self:
         self._pod.spec.scheduler_name = name
+        return self
+
+    def pod_group(self, name: str) -> Self:
+        """A member of PodGroup `name` (spec.schedulingGroup.podGroupName)."""
+        self._pod.spec.scheduling_group = PodSchedulingGroup(pod_group_name=name)
         return self
 
     def container_status(self, name: str, allocated: dict[str, str] | None = None,
@@ -536,3 +544,12 @@ def make_csi_driver(name: str, attach_required: bool = True, storage_capacity: b
 def make_volume_attachment(name: str, attacher: str, node: str, pv: str | None) -> VolumeAttachment:
     return VolumeAttachment(metadata=ObjectMeta(name=name), spec=VolumeAttachmentSpec(
         attacher=attacher, node_name=node, source=VolumeAttachmentSource(persistent_volume_name=pv)))
+
+
+def make_pod_group(name: str, namespace: str = "default", min_count: int | None = None,
+                   priority: int | None = None) -> PodGroup:
+    """A PodGroup with a gang policy of `min_count`, or the basic policy when it is None."""
+    policy = (PodGroupSchedulingPolicy(basic=_Basic()) if min_count is None else
+              PodGroupSchedulingPolicy(gang=GangSchedulingPolicy(min_count=min_count)))
+    return PodGroup(metadata=ObjectMeta(name=name, namespace=namespace, uid=f"uid-pg-{namespace}-{name}"),
+                    spec=PodGroupSpec(scheduling_policy=policy, priority=priority))

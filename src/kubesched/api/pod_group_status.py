@@ -48,6 +48,10 @@ async def write_pod_group_condition(client: ApiClient, group: PodGroup, conditio
     path = f"{POD_GROUPS_PATH}/namespaces/{meta.namespace}/podgroups/{meta.name}/status"
     body = {"status": {"conditions": [msgspec.to_builtins(c) for c in conditions]}}
     try:
-        await client.patch(path, body, content_type=MERGE_PATCH)
-    except (ApiError, ApiConnectionError) as exc:
+        resp = await client.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+    except ApiConnectionError as exc:
         log.error("Failed to update PodGroup status", extra={"podGroup": group.key, "detail": str(exc)})
+        return
+    if not resp.ok:
+        error = ApiError.from_response(resp.status, resp.body, method="PATCH", path=path)
+        log.error("Failed to update PodGroup status", extra={"podGroup": group.key, "detail": str(error)})

@@ -1,0 +1,196 @@
+"""The pod-group cycle, driven without I/O (kube-scheduler's schedule_one_podgroup_test.go, the
+cases without composite groups or placements): a scheduler with GenericWorkload on, a scripted
+client for its writes, members fed as the pod informer would."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import pytest
+
+from kubesched.api import ApiClient
+from kubesched.api.client import Response
+from kubesched.config.features import FeatureGates
+from kubesched.config.load import load
+from kubesched.model.objects import Pod
+from kubesched.model.workload import PodGroup
+from kubesched.scheduler.scheduler import Scheduler
+from tests.builders import make_node, make_pod, make_pod_group
+from tests.unit.scheduler.test_scheduler_binding import ScriptedClient
+
+GATED = FeatureGates({"GenericWorkload": True})
+NO_VICTIMS = ", pod group preemption: No preemption victims found for incoming preemptor"
+
+
+async def answer(method: str, path: str) -> Response:
+    return Response(201 if path.endswith("/binding") else 200, b"{}")
+
+
+def gated_scheduler(*node_cpus: str) -> tuple[Scheduler, ScriptedClient]:
+    client = ScriptedClient(answer)
+    sched = Scheduler(cast(ApiClient, client), load(None, gates=GATED.default_plugin_gates()), features=GATED)
+    for i, cpu in enumerate(node_cpus):
+        sched.cache.add_node(make_node(f"n{i}").capacity(cpu=cpu).obj())
+    return sched, client
+
+
+def add_group(sched: Scheduler, group: PodGroup) -> None:
+    assert sched.sources.pod_groups is not None
+    sched.sources.pod_groups.store[group.key] = group
+    sched.handlers.pod_group_added(group)
+
+
+def add_pod(sched: Scheduler, pod: Pod) -> None:
+    sched.pods.store[pod.key] = pod
+    sched.handlers.pod_added(pod)
+
+
+def member(name: str, group: str = "pg", cpu: str = "1") -> Pod:
+    return make_pod(name).uid(name).scheduler("kubesched").pod_group(group).req(cpu=cpu).obj()
+
+
+async def run_cycles(sched: Scheduler) -> None:
+    """Pop and schedule until the queue has nothing ready, then let binds and writes finish."""
+    while (info := sched.queue.pop_nowait()) is not None:
+        assert sched.group_cycles is not None
+        sched.group_cycles.schedule_group(info)
+    await asyncio.sleep(0)
+    await sched.binds.wait()
+    await sched._background.wait()
+
+
+def pod_messages(sched: Scheduler) -> dict[str, str]:
+    """The PodScheduled message each pod's condition is to get (the writer runs with the scheduler)."""
+    return {pod.metadata.name: message or "" for pod, message, _, _ in sched.conditions._pending.values() if message}
+
+
+def group_conditions(client: ScriptedClient) -> list[dict[str, Any]]:
+    return [{k: c.get(k, "") for k in ("type", "status", "reason", "message")}
+            for (method, path), body in zip(client.calls, client.bodies, strict=True)
+            if method == "PATCH" and "/podgroups/" in path for c in body["status"]["conditions"]]
+
+
+def bound(client: ScriptedClient) -> list[str]:
+    return sorted(path.split("/")[-2] for method, path in client.calls if path.endswith("/binding"))
+
+
+SCHEDULED = {"type": "PodGroupInitiallyScheduled", "status": "True", "reason": "Scheduled", "message": ""}
+
+
+def unschedulable(message: str) -> dict[str, str]:
+    return {"type": "PodGroupInitiallyScheduled", "status": "False", "reason": "Unschedulable", "message": message}
+
+
+@pytest.mark.parametrize(("nodes", "min_count", "pods", "want_bound", "want_messages", "want_condition"), [
+    pytest.param(("3",), 3, [member("p1"), member("p2"), member("p3")], ["p1", "p2", "p3"], {}, SCHEDULED,
+                 id="gang fits whole: every pod bound"),
+    pytest.param(("2",), 3, [member("p1"), member("p2"), member("p3")], [],
+                 {"p1": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+                        + NO_VICTIMS,
+                  "p2": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+                        + NO_VICTIMS,
+                  "p3": "0/1 nodes are available: 1 Insufficient cpu."},
+                 unschedulable("minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + NO_VICTIMS),
+                 id="room for 2 of 3: none bound"),
+    pytest.param(("2",), 3, [member("p1", cpu="3"), member("p2", cpu="3"), member("p3", cpu="3")], [],
+                 {"p1": "0/1 nodes are available: 1 Insufficient cpu.",
+                  "p2": "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining",
+                  "p3": "minCount (3) cannot be satisfied: 0 scheduled, 2 remaining"},
+                 unschedulable("minCount (3) cannot be satisfied: 0 scheduled, 2 remaining" + NO_VICTIMS),
+                 id="first pod fails: the others are never tried"),
+    pytest.param(("2",), None, [member("p1"), member("p2"), member("p3")], ["p1", "p2"],
+                 {"p3": "0/1 nodes are available: 1 Insufficient cpu."}, SCHEDULED,
+                 id="basic group: pod by pod"),
+    pytest.param(("1",), None, [member("p1", cpu="2")], [],
+                 {"p1": "0/1 nodes are available: 1 Insufficient cpu."},
+                 unschedulable("minCount (1) cannot be satisfied: 0 scheduled, 0 remaining" + NO_VICTIMS),
+                 id="basic group with no pod placed"),
+    pytest.param(("2", "2"), 2, [member("p1"), member("p2"), member("p3")], ["p1", "p2", "p3"], {}, SCHEDULED,
+                 id="more pods than minCount: all that fit are bound"),
+])
+async def test_pod_group_cycle(nodes: tuple[str, ...], min_count: int | None, pods: list[Pod], want_bound: list[str],
+                               want_messages: dict[str, str], want_condition: dict[str, str]) -> None:
+    sched, client = gated_scheduler(*nodes)
+    add_group(sched, make_pod_group("pg", min_count=min_count))
+    for pod in pods:
+        add_pod(sched, pod)
+    await run_cycles(sched)
+    assert bound(client) == want_bound
+    assert pod_messages(sched) == want_messages
+    assert group_conditions(client) == [want_condition]
+    # Nothing is left assumed but what is being bound.
+    assert sorted(p.pod.metadata.name for p in sched.cache.assumed_pods()) == want_bound
+
+
+async def test_a_group_with_min_count_scheduled_whose_new_pods_all_fail_is_unschedulable() -> None:
+    sched, client = gated_scheduler("2")
+    add_group(sched, make_pod_group("pg"))
+    add_pod(sched, make_pod("p0").uid("p0").scheduler("kubesched").pod_group("pg").node("n0").req(cpu="1").obj())
+    add_pod(sched, member("p1", cpu="2"))
+    await run_cycles(sched)
+    assert bound(client) == []
+    assert pod_messages(sched) == {"p1": "0/1 nodes are available: 1 Insufficient cpu."}
+    assert group_conditions(client) == [unschedulable("pod group is unschedulable" + NO_VICTIMS)]
+
+
+async def test_a_gang_waits_at_pre_enqueue_until_min_count_pods_exist() -> None:
+    sched, client = gated_scheduler("4")
+    add_group(sched, make_pod_group("pg", min_count=3))
+    add_pod(sched, member("p1"))
+    add_pod(sched, member("p2"))
+    await run_cycles(sched)
+    assert client.calls == []
+    assert {sched.queue.where(u) for u in ("p1", "p2")} == {"unschedulable"}
+    add_pod(sched, member("p3"))
+    await run_cycles(sched)
+    assert bound(client) == ["p1", "p2", "p3"]
+    assert group_conditions(client) == [SCHEDULED]
+
+
+async def test_a_gang_waits_for_its_pod_group() -> None:
+    sched, client = gated_scheduler("4")
+    add_pod(sched, member("p1"))
+    add_pod(sched, member("p2"))
+    await run_cycles(sched)
+    assert client.calls == []
+    add_group(sched, make_pod_group("pg", min_count=2))
+    await run_cycles(sched)
+    assert bound(client) == ["p1", "p2"]
+
+
+async def test_scheduled_members_count_towards_min_count() -> None:
+    sched, client = gated_scheduler("4")
+    add_group(sched, make_pod_group("pg", min_count=3))
+    add_pod(sched, make_pod("p0").uid("p0").scheduler("kubesched").pod_group("pg").node("n0").req(cpu="1").obj())
+    add_pod(sched, member("p1"))
+    add_pod(sched, member("p2"))
+    await run_cycles(sched)
+    assert bound(client) == ["p1", "p2"]
+
+
+async def test_two_gangs_with_room_for_one_place_exactly_one() -> None:
+    sched, client = gated_scheduler("2")
+    for g in ("a", "b"):
+        add_group(sched, make_pod_group(g, min_count=2))
+    for i in range(2):
+        for g in ("a", "b"):
+            add_pod(sched, member(f"{g}{i}", group=g))
+    await run_cycles(sched)
+    assert bound(client) in (["a0", "a1"], ["b0", "b1"])
+
+
+async def test_a_lower_min_count_lets_a_waiting_gang_go() -> None:
+    sched, client = gated_scheduler("4")
+    before = make_pod_group("pg", min_count=3)
+    add_group(sched, before)
+    add_pod(sched, member("p1"))
+    add_pod(sched, member("p2"))
+    await run_cycles(sched)
+    assert bound(client) == []
+    after = make_pod_group("pg", min_count=2)
+    assert sched.sources.pod_groups is not None
+    sched.sources.pod_groups.store[after.key] = after
+    sched.handlers.pod_group_updated(before, after)
+    await run_cycles(sched)
+    assert bound(client) == ["p1", "p2"]
