@@ -107,7 +107,7 @@ class PodGroupCycles:
         pods = [_PodResult(info, c[1], c[2], c[3]) for info, c in begun if c is not None]
         if not pods:
             return
-        profile = begun[0][1][0] if begun[0][1] is not None else next(c[0] for _, c in begun if c is not None)
+        profile = next(c[0] for _, c in begun if c is not None)
         if group is None:
             message = f'podgroup.scheduling.k8s.io "{name}" not found'
             for r in pods:

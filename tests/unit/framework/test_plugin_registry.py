@@ -53,6 +53,7 @@ IN_TREE_POINTS = {
     "VolumeZone": {"preFilter", "filter"},
     "DynamicResources": {"preFilter", "postFilter", "preBind"},
     "NodeDeclaredFeatures": {"preFilter", "filter"},
+    "GangScheduling": {"preEnqueue", "permit"},
 }
 
 
