@@ -68,6 +68,8 @@ POD_DISRUPTION_BUDGETS = Resource("/apis/policy/v1", "poddisruptionbudgets", "Po
 # The Workload API (GenericWorkload), for gang scheduling.
 POD_GROUPS = Resource("/apis/scheduling.k8s.io/v1beta1", "podgroups", "PodGroup")
 WORKLOADS = Resource("/apis/scheduling.k8s.io/v1beta1", "workloads", "Workload")
+# scheduler-plugins' PodGroup CRD, for its Coscheduling plugin.
+CO_POD_GROUPS = Resource("/apis/scheduling.x-k8s.io/v1alpha1", "podgroups", "PodGroup")
 
 # How long one watch request lasts (timeoutSeconds, randomised up to twice this), and how much
 # longer than that a silent connection is trusted. The apiserver's bookmarks are no heartbeat: it

@@ -60,6 +60,8 @@ class EventResource(enum.StrEnum):
     CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
     STORAGE_CLASS = "storage.k8s.io/StorageClass"
     POD_GROUP = "scheduling.k8s.io/PodGroup"
+    # scheduler-plugins' PodGroup CRD, as its Coscheduling plugin names it.
+    COSCHEDULING_POD_GROUP = "podgroups.v1alpha1.scheduling.x-k8s.io"
     WILDCARD = "*"
 
 

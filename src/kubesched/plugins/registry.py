@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 
+from kubesched.framework.handle import Lister
 from kubesched.framework.registry import PluginSpec, Registry
+from kubesched.model.coscheduling import CoPodGroup
 from kubesched.plugins import (
     default_binder,
     default_preemption,
@@ -28,6 +30,8 @@ from kubesched.plugins import (
     volume_restrictions,
     volume_zone,
 )
+from kubesched.plugins.coscheduling import plugin as coscheduling
+from kubesched.plugins.coscheduling.args import parse_args as coscheduling_args
 from kubesched.plugins.cronjob_pool import config as pool_config
 from kubesched.plugins.cronjob_pool import plugin as cronjob_pool
 from kubesched.plugins.cronjob_pool.ownership import JobLookup
@@ -47,7 +51,7 @@ from kubesched.plugins.pod_topology_spread import SelectorLister
 
 def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister | None = None,
                      selectors: SelectorLister | None = None, storage: StorageLister | None = None,
-                     pdbs: PDBLister | None = None) -> Registry:
+                     pdbs: PDBLister | None = None, co_pod_groups: Lister[CoPodGroup] | None = None) -> Registry:
     """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
     informer); without it every owner Job counts as gone. InterPodAffinity reads namespace labels
     (for namespaceSelector) from `namespaces` (the scheduler's Namespace informer); without it no
@@ -57,7 +61,8 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
     plugins read PersistentVolumes, claims, StorageClasses and the CSI objects from `storage` (the
     scheduler's storage informers); without it none exists.
     DefaultPreemption reads PodDisruptionBudgets from `pdbs` (the scheduler's PDB informer); without
-    it no victim breaks a budget."""
+    it no victim breaks a budget. Coscheduling (off by default) reads scheduler-plugins' PodGroups
+    from `co_pod_groups` (an informer the scheduler starts only when a profile enables it)."""
     return Registry([
         PluginSpec(priority_sort.NAME, priority_sort.new),
         PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
@@ -84,6 +89,8 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
         PluginSpec(default_binder.NAME, default_binder.new),
         PluginSpec(node_declared_features.NAME, node_declared_features.new),
         PluginSpec(gang_scheduling.NAME, gang_scheduling.new),
+        PluginSpec(coscheduling.NAME, functools.partial(coscheduling.new, groups=co_pod_groups),
+                   args_parser=coscheduling_args),
         PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),
         PluginSpec(volume_binding.NAME, functools.partial(volume_binding.new, storage=storage),
                    args_parser=volume_binding.parse_args),

@@ -15,6 +15,8 @@ from kubesched.model.workload import PodGroup
 
 POD_GROUP_ADD = events.ClusterEvent(events.EventResource.POD_GROUP, events.ActionType.ADD)
 POD_GROUP_UPDATE = events.ClusterEvent(events.EventResource.POD_GROUP, events.ActionType.UPDATE)
+CO_POD_GROUP_ADD = events.ClusterEvent(events.EventResource.COSCHEDULING_POD_GROUP, events.ActionType.ADD)
+CO_POD_GROUP_UPDATE = events.ClusterEvent(events.EventResource.COSCHEDULING_POD_GROUP, events.ActionType.UPDATE)
 
 
 class ClusterEventHandlers:
@@ -91,6 +93,15 @@ class ClusterEventHandlers:
 
     def pod_group_deleted(self, group: PodGroup) -> None:
         # Its pods stay where they are; the next cycle of theirs finds the group gone.
+        return
+
+    def co_pod_group_added(self, group: Any) -> None:
+        self.queue.move_all_to_active_or_backoff(CO_POD_GROUP_ADD, objects=(None, group))
+
+    def co_pod_group_updated(self, old: Any, new: Any) -> None:
+        self.queue.move_all_to_active_or_backoff(CO_POD_GROUP_UPDATE, objects=(old, new))
+
+    def co_pod_group_deleted(self, group: Any) -> None:
         return
 
     def node_added(self, node: Node) -> None:

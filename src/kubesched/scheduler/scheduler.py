@@ -98,7 +98,10 @@ class Scheduler:
         self.cache = Cache()
         # The informers' handlers come once the queue exists: the queue needs the profiles, whose
         # plugins read the informers.
-        self.sources = sources = ClusterSources(client, generic_workload=features.generic_workload)
+        coscheduling = any(ref.name == "Coscheduling" for profile in config.profiles
+                           for refs in profile.plugins.values() for ref in refs)
+        self.sources = sources = ClusterSources(client, generic_workload=features.generic_workload,
+                                                coscheduling=coscheduling)
         self.pods, self.nodes, self.jobs = sources.pods, sources.nodes, sources.jobs
         self.namespaces = sources.namespaces
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
@@ -130,6 +133,9 @@ class Scheduler:
         self.handle.activate = self.queue.activate
         handlers = self.handlers = ClusterEventHandlers(self.cache, self.queue, self.names)
         handlers.pod_groups = self.pod_group_states
+        if sources.co_pod_groups is not None:
+            sources.co_pod_groups.handler = Handlers(handlers.co_pod_group_added, handlers.co_pod_group_updated,
+                                                     handlers.co_pod_group_deleted)
         if sources.pod_groups is not None:
             sources.pod_groups.handler = Handlers(handlers.pod_group_added, handlers.pod_group_updated,
                                                   handlers.pod_group_deleted)

@@ -15,6 +15,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from kubesched.api import ApiClient, Handlers, Informer, job_informer, namespace_informer, node_informer, pod_informer
 from kubesched.api.informer import (
+    CO_POD_GROUPS,
     CSI_DRIVERS,
     CSI_NODES,
     CSI_STORAGE_CAPACITIES,
@@ -38,6 +39,7 @@ from kubesched.api.informer import (
 from kubesched.framework.events import EventResource
 from kubesched.framework.handle import Lister
 from kubesched.framework.registry import PluginSpec, Registry
+from kubesched.model.coscheduling import CoPodGroup
 from kubesched.model.objects import (
     Job,
     LabelSelector,
@@ -175,7 +177,8 @@ def registry_of(sources: Sources, out_of_tree: Iterable[PluginSpec] = ()) -> Reg
                             namespaces=InformerNamespaces(sources.store(NAMESPACES.plural)),
                             selectors=sources.owner_selectors,
                             storage=storage_of(sources.store),
-                            pdbs=sources.store(POD_DISRUPTION_BUDGETS.plural)).merged(out_of_tree)
+                            pdbs=sources.store(POD_DISRUPTION_BUDGETS.plural),
+                            co_pod_groups=getattr(sources, "co_pod_groups", None)).merged(out_of_tree)
 
 
 class InformerSelectors:
@@ -195,7 +198,7 @@ class InformerSelectors:
 class ClusterSources:
     """Every informer, with no handlers yet (the scheduler sets them once its queue exists)."""
 
-    def __init__(self, client: ApiClient, *, generic_workload: bool = False) -> None:
+    def __init__(self, client: ApiClient, *, generic_workload: bool = False, coscheduling: bool = False) -> None:
         self.pods: Informer[Pod] = pod_informer(client, Handlers(), POD_FIELD_SELECTOR)
         # The Workload API, only with the GenericWorkload gate (its v1beta1 is not served by default).
         self.pod_groups: Informer[PodGroup] | None = None
@@ -203,6 +206,10 @@ class ClusterSources:
         if generic_workload:
             self.pod_groups = Informer(client, POD_GROUPS, PodGroup, Handlers())
             self.workloads = Informer(client, WORKLOADS, Workload, Handlers())
+        # scheduler-plugins' PodGroup CRD, only when a profile enables Coscheduling.
+        self.co_pod_groups: Informer[CoPodGroup] | None = None
+        if coscheduling:
+            self.co_pod_groups = Informer(client, CO_POD_GROUPS, CoPodGroup, Handlers())
         self.nodes: Informer[Node] = node_informer(client, Handlers())
         self.jobs: Informer[Job] = job_informer(client, Handlers())
         # Namespace labels, for pod affinity's namespaceSelector. kube-scheduler registers no cluster
@@ -252,7 +259,7 @@ class ClusterSources:
         """Nodes first and pods last, so a pod's node is known when the pod arrives."""
         return (self.nodes, self.jobs, self.namespaces, self.services, self.replication_controllers,
                 self.replica_sets, self.stateful_sets, self.pdbs, *(i for _, i in self.storage_informers),
-                *(i for i in (self.pod_groups, self.workloads) if i is not None), self.pods)
+                *(i for i in (self.pod_groups, self.workloads, self.co_pod_groups) if i is not None), self.pods)
 
     def store(self, plural: str) -> Informer[Any]:
         for informer in self.all:

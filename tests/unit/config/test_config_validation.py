@@ -92,8 +92,8 @@ CASES = [
                  id="unknown-plugin-set-field"),
     pytest.param(profile("plugins:\n  score:\n    enabled:\n      - name: Foo"),
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
-                 '"CronJobPool", "DefaultBinder", "DefaultPreemption", "DynamicResources", "GangScheduling", '
-                 '"ImageLocality", '
+                 '"Coscheduling", "CronJobPool", "DefaultBinder", "DefaultPreemption", "DynamicResources", '
+                 '"GangScheduling", "ImageLocality", '
                  '"InterPodAffinity", "NodeAffinity", "NodeDeclaredFeatures", "NodeName", "NodePorts", '
                  '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", '
                  '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields", '
@@ -137,7 +137,8 @@ CASES = [
     pytest.param(profile("pluginConfig:\n  - name: NodeAffinity\n  - name: NodeAffinity"),
                  'profiles[0].pluginConfig[1]: Duplicate value: "NodeAffinity"', id="duplicate-plugin-config"),
     pytest.param(profile("pluginConfig:\n  - name: Foo\n    args: {}"),
-                 'profiles[0].pluginConfig[0].name: Unsupported value: "Foo": supported values: "CronJobPool"',
+                 'profiles[0].pluginConfig[0].name: Unsupported value: "Foo": supported values: '
+                 '"Coscheduling", "CronJobPool"',
                  id="unknown-plugin-config"),
     pytest.param(profile("pluginConfig:\n  - args: {}"), "profiles[0].pluginConfig[0].name: Required value",
                  id="plugin-config-without-name"),
