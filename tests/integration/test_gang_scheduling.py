@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from tests.integration.sched_helpers import (
 )
 
 SCHEDULERS = (DEFAULT, KUBESCHED)
+EXAMPLES = Path(__file__).parents[2] / "examples" / "coscheduling"
 PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
 _names = itertools.count()
 
@@ -180,3 +182,65 @@ def test_a_basic_group_schedules_pod_by_pod(gated_plane: Kube, gang_kubesched: K
 
     seen = {scheduler: run(scheduler) for scheduler in SCHEDULERS}
     assert seen[KUBESCHED] == seen[DEFAULT], gang_kubesched.log()[-3000:]
+
+
+# --- scheduler-plugins' Coscheduling on its PodGroup CRD (kube-scheduler has no such plugin) ------
+
+COSCHED = "cosched"
+CO_PODGROUPS = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups"
+
+
+@pytest.fixture(scope="module")
+def cosched(gated_plane: Kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeschedProcess]:
+    gated_plane.kubectl("apply", "-f", str(EXAMPLES / "crd.yaml"))
+    wait_for("the PodGroup CRD served", lambda: gated_plane.request(
+        "GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups")[0] == 200, timeout=30)
+    config = tmp_path_factory.mktemp("cosched") / "config.yaml"
+    config.write_text((EXAMPLES / "scheduler-config.yaml").read_text().replace("schedulerName: kubesched",
+                                                                                f"schedulerName: {COSCHED}"))
+    proc = KubeschedProcess(gated_plane, [f"--config={config}"], config.with_name("kubesched.log"))
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+def _co_member(kube: Kube, ns: str, name: str, group: str, cpu: str) -> None:
+    manifest = pod_manifest(name, COSCHED, {"containers": [container(cpu=cpu)]},
+                            labels={"scheduling.x-k8s.io/pod-group": group})
+    kube.create(f"/api/v1/namespaces/{ns}/pods", manifest)
+
+
+def _co_group(kube: Kube, ns: str, name: str, min_member: int) -> None:
+    kube.create(CO_PODGROUPS.format(ns=ns), {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                                             "metadata": {"name": name}, "spec": {"minMember": min_member}})
+
+
+def test_coscheduling_waits_for_min_member_then_binds_the_group(gated_plane: Kube, cosched: KubeschedProcess) -> None:
+    kube = gated_plane
+    ns = kube.namespace(f"cosched-{next(_names)}")
+    _co_group(kube, ns, "g", 3)
+    _co_member(kube, ns, "p0", "g", "100m")
+    _co_member(kube, ns, "p1", "g", "100m")
+    wait_for("the first two told why", lambda: _all_have_messages(kube, ns, 2), timeout=30)
+    assert not bound_pods(kube, ns)
+    assert all("cannot find enough sibling pods" in m for m in _messages(kube, ns)), _messages(kube, ns)
+    _co_member(kube, ns, "p2", "g", "100m")
+    wait_for("all three bound", lambda: len(bound_pods(kube, ns)) == 3, timeout=60)
+    _clear(kube, ns)
+
+
+def test_coscheduling_room_for_three_of_four_binds_none(gated_plane: Kube, cosched: KubeschedProcess) -> None:
+    kube = gated_plane
+    ns = kube.namespace(f"cosched-{next(_names)}")
+    _co_group(kube, ns, "g", 4)
+    for i in range(4):
+        _co_member(kube, ns, f"p{i}", "g", "3")
+    # Permit holds the placed pods (permitWaitingTimeSeconds 10) until the group is rejected: none
+    # may ever be bound meanwhile.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        assert not bound_pods(kube, ns), cosched.log()[-3000:]
+        time.sleep(0.5)
+    wait_for("every pod told why", lambda: _all_have_messages(kube, ns, 4), timeout=30)
+    _clear(kube, ns)
