@@ -244,3 +244,36 @@ def test_coscheduling_room_for_three_of_four_binds_none(gated_plane: Kube, cosch
         time.sleep(0.5)
     wait_for("every pod told why", lambda: _all_have_messages(kube, ns, 4), timeout=30)
     _clear(kube, ns)
+
+
+def test_a_gang_preempts_for_all_its_pods(gated_plane: Kube, gang_kubesched: KubeschedProcess) -> None:
+    kube = gated_plane
+    status, body = kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "gang-high"},
+        "value": 1000})
+    assert status in (201, 409), body
+    workers = ("kind-worker", "kind-worker2", "kind-worker3")
+
+    def run(scheduler: str) -> tuple[Any, ...]:
+        ns = _namespace(kube, scheduler)
+        for i, node in enumerate(workers):
+            kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+                f"victim{i}", None, {"nodeName": node, "containers": [container(cpu="3")]}))
+        kube.create(PODGROUPS.format(ns=ns), {
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g"},
+            "spec": {"priorityClassName": "gang-high", "schedulingPolicy": {"gang": {"minCount": 3}}}})
+        for i in range(3):
+            kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+                f"g{i}", scheduler, {"containers": [container(cpu="3")], "priorityClassName": "gang-high",
+                                     "schedulingGroup": {"podGroupName": "g"}}))
+        wait_for(f"{scheduler}: the gang bound", lambda: sorted(
+            p["metadata"]["name"] for p in bound_pods(kube, ns)) == ["g0", "g1", "g2"], timeout=60)
+        seen = [e for e in kube.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"]]
+        preempted = sorted(e["regarding"]["name"] for e in seen if e.get("reason") == "Preempted")
+        first_failures = sorted({e["note"] for e in seen if e.get("reason") == "FailedScheduling"})
+        _clear(kube, ns)
+        return preempted, first_failures
+
+    seen = {scheduler: run(scheduler) for scheduler in SCHEDULERS}
+    assert seen[DEFAULT][0] == ["victim0", "victim1", "victim2"], seen
+    assert seen[KUBESCHED] == seen[DEFAULT], gang_kubesched.log()[-3000:]

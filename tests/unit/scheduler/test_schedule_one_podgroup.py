@@ -194,3 +194,89 @@ async def test_a_lower_min_count_lets_a_waiting_gang_go() -> None:
     sched.handlers.pod_group_updated(before, after)
     await run_cycles(sched)
     assert bound(client) == ["p1", "p2"]
+
+
+# --- pod-group preemption -------------------------------------------------------------------------
+
+def high(name: str, group: str = "pg", cpu: str = "3", never: bool = False) -> Pod:
+    pod = make_pod(name).uid(name).scheduler("kubesched").pod_group(group).priority(100).req(cpu=cpu).obj()
+    if never:
+        pod.spec.preemption_policy = "Never"
+    return pod
+
+
+def running(name: str, node: str, priority: int = 0, group: str | None = None, cpu: str = "3") -> Pod:
+    b = make_pod(name).uid(name).node(node).priority(priority).req(cpu=cpu)
+    return (b.pod_group(group) if group else b).obj()
+
+
+def deleted(client: ScriptedClient) -> list[str]:
+    return sorted(path.split("/")[-1] for method, path in client.calls
+                  if method == "DELETE" and "/pods/" in path)
+
+
+def nominations(sched: Scheduler) -> dict[str, str | None]:
+    return {pod.metadata.name: nominated for pod, _, _, nominated in sched.conditions._pending.values()}
+
+
+@pytest.mark.parametrize(("victims", "victim_groups", "pods", "want_deleted", "want_message"), [
+    pytest.param([running("v0", "n0"), running("v1", "n1")], [], [high("h0"), high("h1")], ["v0", "v1"],
+                 "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
+                 "found a placement for podgroup, preempting 2 victims", id="both victims preempted"),
+    pytest.param([running("v0", "n0", priority=5), running("v1", "n1", priority=1), running("v2", "n2", priority=1)],
+                 [], [high("h0"), high("h1")], ["v1", "v2"],
+                 "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
+                 "found a placement for podgroup, preempting 2 victims",
+                 id="the most important victim is reprieved first"),
+    pytest.param([running("v0", "n0", group="low"), running("v1", "n1", group="low", cpu="1"),
+                  running("v2", "n2")], [make_pod_group("low", min_count=2)], [high("h0"), high("h1")], ["v2"],
+                 "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining, pod group preemption: "
+                 "found a placement for podgroup, preempting 1 victims",
+                 id="a pod in a group is more important than a pod alone"),
+    pytest.param([running("v0", "n0", group="low"), running("v1", "n1", group="low", cpu="1"),
+                  running("v2", "n2", priority=50)], [make_pod_group("low", min_count=2)], [high("h0"), high("h1")],
+                 ["v0"], "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining, pod group preemption: "
+                 "found a placement for podgroup, preempting 1 victims",
+                 id="a victim's group with disruptionMode single loses only the pod in the way"),
+    pytest.param([running("v0", "n0", priority=200), running("v1", "n1", priority=200)], [],
+                 [high("h0"), high("h1")], [],
+                 "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
+                 "No preemption victims found for incoming preemptor", id="no lower-priority victims"),
+    pytest.param([running("v0", "n0"), running("v1", "n1")], [], [high("h0", never=True), high("h1", never=True)],
+                 [], "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
+                 "not eligible due to preemptionPolicy=Never.", id="preemptionPolicy Never"),
+])
+async def test_pod_group_preemption(victims: list[Pod], victim_groups: list[PodGroup], pods: list[Pod],
+                                    want_deleted: list[str], want_message: str) -> None:
+    sched, client = gated_scheduler(*(["4"] * max(2, len(victims))))
+    for g in victim_groups:
+        add_group(sched, g)
+    for v in victims:
+        add_pod(sched, v)
+    add_group(sched, make_pod_group("pg", min_count=2, priority=100))
+    for pod in pods:
+        add_pod(sched, pod)
+    await run_cycles(sched)
+    assert bound(client) == []
+    assert deleted(client) == want_deleted
+    assert group_conditions(client) == [unschedulable(want_message)]
+    if want_deleted:
+        # Every member is nominated to the node preemption found for it.
+        assert all(nominations(sched).values()), nominations(sched)
+
+
+async def test_a_victim_group_with_disruption_mode_all_goes_whole() -> None:
+    from kubesched.model.workload import DisruptionMode
+    sched, client = gated_scheduler("4", "4", "4")
+    low = make_pod_group("low", min_count=2)
+    low.spec.disruption_mode = DisruptionMode(all={})
+    add_group(sched, low)
+    for v in (running("v0", "n0", group="low"), running("v1", "n1", group="low", cpu="1"),
+              running("v2", "n2", priority=50)):
+        add_pod(sched, v)
+    add_group(sched, make_pod_group("pg", min_count=2, priority=100))
+    for pod in (high("h0"), high("h1")):
+        add_pod(sched, pod)
+    await run_cycles(sched)
+    # v2 (priority 50) is reprieved first; then the group, one victim, does not fit back: it goes whole.
+    assert deleted(client) == ["v0", "v1"]

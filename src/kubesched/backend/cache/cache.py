@@ -190,6 +190,20 @@ class Cache:
         if state is not None:
             self._unplace(state.info, state.node_name)
 
+    def set_aside(self, uid: str) -> object | None:
+        """Take a pod out of its node for a what-if (pod-group preemption's victims), synchronously
+        and only until `put_back`; None when the cache does not hold it."""
+        state = self._pods.pop(uid, None)
+        if state is not None:
+            self._unplace(state.info, state.node_name)
+        return state
+
+    def put_back(self, token: object) -> None:
+        """Undo a `set_aside`, the pod as it was (assumed or bound)."""
+        assert isinstance(token, _PodState)
+        self._pods[token.info.uid] = token
+        self._place(token.info, token.node_name)
+
     def is_assumed(self, pod: PodInfo | Pod) -> bool:
         uid = pod.uid if isinstance(pod, PodInfo) else (
             pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}")

@@ -57,6 +57,7 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 WAITING = "waiting for the preemption for this pod to be finished"
+WAITING_FOR_GROUP = "waiting for the preemption for this pod group to be finished"
 # The preemptor's queue moves again when a pod leaves a node (kube-scheduler registers the same).
 _EVENTS = (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),)
 
@@ -174,6 +175,15 @@ class DefaultPreemption:
     def pre_enqueue(self, pod: Pod) -> Status | None:
         """Hold the preemptor back while its preemption runs (IsPodRunningPreemption): until its
         last victim is terminating or gone from the informer, so a new cycle cannot find it again."""
+        group_name = pod.spec.scheduling_group.pod_group_name if pod.spec.scheduling_group else None
+        if group_name is not None:
+            # A pod-group member waits on its group's preemption (GenericWorkload); a group not
+            # found is not this plugin's to hold back.
+            group = self.handle.pod_groups.pod_group(pod.metadata.namespace, group_name)
+            if group is not None:
+                if self.executor.running_preemption(group.metadata.uid):
+                    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_GROUP)
+                return None
         if self.executor.running_preemption(pod.metadata.uid):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
         return None
