@@ -79,9 +79,11 @@ class PodGroupCycles:
             return
         profile = next(c[0] for _, c in begun if c is not None)
         if group is None:
-            message = f'podgroup.scheduling.k8s.io "{name}" not found'
+            # Deleted since the pods were queued: they wait, quietly, for it to come back, as
+            # kube-scheduler's queue keeps such pods aside until their PodGroup is observed.
             for r in pods:
-                cycles._failed(r.info, profile, message, reason=REASON_SCHEDULER_ERROR, started=r.started)
+                r.info.unschedulable_plugins = frozenset({GANG_SCHEDULING})
+                cycles.queue.add_unschedulable_if_not_present(r.info, cycles.queue.scheduling_cycle)
             return
         invalid = self._validate(group, pods)
         if invalid is not None:

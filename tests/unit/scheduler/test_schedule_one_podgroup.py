@@ -280,3 +280,18 @@ async def test_a_victim_group_with_disruption_mode_all_goes_whole() -> None:
     await run_cycles(sched)
     # v2 (priority 50) is reprieved first; then the group, one victim, does not fit back: it goes whole.
     assert deleted(client) == ["v0", "v1"]
+
+
+async def test_a_pod_group_deleted_while_its_pods_are_queued_leaves_them_waiting_quietly() -> None:
+    sched, client = gated_scheduler("4")
+    group = make_pod_group("pg", min_count=2)
+    add_group(sched, group)
+    for name in ("p1", "p2"):
+        add_pod(sched, member(name))
+    assert sched.sources.pod_groups is not None
+    del sched.sources.pod_groups.store[group.key]
+    sched.handlers.pod_group_deleted(group)
+    await run_cycles(sched)
+    assert client.calls == []
+    assert pod_messages(sched) == {}
+    assert {sched.queue.where(u) for u in ("p1", "p2")} <= {"unschedulable", "backoff"}
