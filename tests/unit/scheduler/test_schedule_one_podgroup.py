@@ -295,3 +295,27 @@ async def test_a_pod_group_deleted_while_its_pods_are_queued_leaves_them_waiting
     assert client.calls == []
     assert pod_messages(sched) == {}
     assert {sched.queue.where(u) for u in ("p1", "p2")} <= {"unschedulable", "backoff"}
+
+
+@pytest.mark.parametrize(("pods", "group_priority", "want"), [
+    pytest.param([member("p1"), make_pod("p2").uid("p2").scheduler("kubesched").pod_group("pg").priority(7).obj()],
+                 None, "all pods in a single pod group should have the same priority as the pod group's priority, "
+                       "got 7 and 0", id="a pod's priority is not the group's"),
+    pytest.param([high("p1"), high("p2")], None,
+                 "all pods in a single pod group should have the same priority as the pod group's priority, "
+                 "got 100 and 0", id="the group has no priority of its own"),
+    pytest.param([high("p1"), high("p2", never=True)], 100,
+                 "all pods in a single pod group should have the same preemption policy, got Never and "
+                 "PreemptLowerPriority", id="two preemption policies"),
+])
+async def test_an_invalid_pod_group_is_a_scheduler_error(pods: list[Pod], group_priority: int | None,
+                                                         want: str) -> None:
+    sched, client = gated_scheduler("8")
+    add_group(sched, make_pod_group("pg", min_count=2, priority=group_priority))
+    for pod in pods:
+        add_pod(sched, pod)
+    await run_cycles(sched)
+    assert bound(client) == []
+    assert set(pod_messages(sched).values()) == {want}
+    assert group_conditions(client) == [{"type": "PodGroupInitiallyScheduled", "status": "False",
+                                         "reason": "SchedulerError", "message": want}]
