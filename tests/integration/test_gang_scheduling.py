@@ -277,3 +277,22 @@ def test_a_gang_preempts_for_all_its_pods(gated_plane: Kube, gang_kubesched: Kub
     seen = {scheduler: run(scheduler) for scheduler in SCHEDULERS}
     assert seen[DEFAULT][0] == ["victim0", "victim1", "victim2"], seen
     assert seen[KUBESCHED] == seen[DEFAULT], gang_kubesched.log()[-3000:]
+
+
+def test_coscheduling_two_gangs_with_room_for_one_place_exactly_one(gated_plane: Kube,
+                                                                    cosched: KubeschedProcess) -> None:
+    kube = gated_plane
+    ns = kube.namespace(f"cosched-{next(_names)}")
+    for group in ("a", "b"):
+        _co_group(kube, ns, group, 3)
+    for i in range(3):
+        for group in ("a", "b"):
+            _co_member(kube, ns, f"{group}{i}", group, "3")
+    wait_for("one gang bound", lambda: len(bound_pods(kube, ns)) == 3, timeout=60)
+    # Permit holds the other gang's placed pods at most permitWaitingTimeSeconds (10 s): watch past it.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        names = sorted(p["metadata"]["name"] for p in bound_pods(kube, ns))
+        assert names in (["a0", "a1", "a2"], ["b0", "b1", "b2"]), (names, cosched.log()[-3000:])
+        time.sleep(0.5)
+    _clear(kube, ns)
