@@ -68,7 +68,8 @@ def _workloads(value: str) -> list[str]:
 @click.option("--rate", type=click.FloatRange(min=0.1), default=100.0, show_default=True,
               help="Pods created a second in steady mode.")
 @click.option("--quick", is_flag=True, help=f"A small correctness run: {QUICK['nodes']} nodes, {QUICK['pods']} "
-              "pods (preemption 50, pv 200), one round (overrides --nodes, --pods, --rounds).")
+              "pods (preemption 50, pv 200), one round (overrides --nodes, --pods, --rounds); with "
+              "--scheduler-perf: one round of the workloads as given.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory for the JSON, the PNG, logs and profiles (default: bench-results/<time>).")
 @click.option("--profile", is_flag=True, help="Profile kubesched (py-spy if on PATH, else cProfile); the profile "
