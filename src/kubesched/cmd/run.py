@@ -15,6 +15,7 @@ import uvloop
 
 from kubesched import logs, serving
 from kubesched.api import ApiClient, ClusterConfig, KubeconfigError, load_config
+from kubesched.api.informer import DRA_RESOURCES
 from kubesched.cmd import serving_flags
 from kubesched.cmd.flags import apply_client_flags, check_master, common_options, log_settings, with_master
 from kubesched.cmd.leader import apply_flags, elector_for, leader_election_options
@@ -168,9 +169,10 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
                 failure_limit: float = DEFAULT_FAILURE_LIMIT, out_of_tree: Sequence[PluginSpec] = (),
                 secure: serving.SecureServer | None = None) -> None:
     conn = config.client_connection
-    # Every informer's watch holds a connection of its own: 8, and one per storage resource.
+    # Every informer's watch holds a connection of its own: 8, one per storage resource and one per
+    # DRA resource.
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
-                         max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES)) as client, \
+                         max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES) + len(DRA_RESOURCES)) as client, \
             ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=2,
                       user_agent="kubesched/leader-election") as election_client:
         # The lease has a client of its own, as kube-scheduler's: its renewals never queue for a

@@ -241,6 +241,26 @@ class ContainerStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=Tr
     resources: ReportedResources | None = None
 
 
+class PodResourceClaimStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    """`status.resourceClaimStatuses[]`: the claim generated for a `spec.resourceClaims[]` entry."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
+class ContainerExtendedResourceRequest(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+class PodExtendedResourceClaimStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    """`status.extendedResourceClaimStatus`: the claim made for the pod's extended resources."""
+
+    request_mappings: list[ContainerExtendedResourceRequest] = []
+    resource_claim_name: str = ""
+
+
 class PodStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     phase: str = ""
     conditions: list[PodCondition] = []
@@ -253,6 +273,9 @@ class PodStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     # Pod-level (InPlacePodLevelResourcesVerticalScaling, beta and on since 1.36).
     resources: ReportedResources | None = None
     allocated_resources: dict[str, str] | None = None
+    # Only compared, to tell kube-scheduler's UpdatePodGeneratedResourceClaim event.
+    resource_claim_statuses: list[PodResourceClaimStatus] | None = None
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 class Pod(msgspec.Struct, gc=False, omit_defaults=True):

@@ -30,6 +30,7 @@ from kubesched.api.leaderelection import LeaderElector
 from kubesched.backend.cache.cache import Cache
 from kubesched.backend.queue import PodNominator, SchedulingQueue, eligible
 from kubesched.config.types import SchedulerConfig
+from kubesched.framework.events import EventResource
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
 from kubesched.framework.registry import PluginSpec
@@ -119,6 +120,10 @@ class Scheduler:
         self.nodes.handler = Handlers(handlers.node_added, handlers.node_updated, handlers.node_deleted)
         for resource, informer in sources.storage_informers:
             informer.handler = handlers.storage_handlers(resource)
+        # DRA: claims as the assume cache changes them, slices with their taint rules applied.
+        sources.dra.claims.listeners.append(handlers.changes(EventResource.RESOURCE_CLAIM))
+        sources.dra.slices.listeners.append(handlers.changes(EventResource.RESOURCE_SLICE))
+        sources.device_classes.handler = handlers.storage_handlers(EventResource.DEVICE_CLASS)
         self.cycles = Cycles(self.profiles, self.cache, self.queue, self.conditions, self.events, self.pods,
                              self.metrics, config.percentage_of_nodes_to_score, rng or random.Random(),
                              bound_or_gone=writes.bound_or_gone)

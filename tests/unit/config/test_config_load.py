@@ -98,9 +98,10 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.plugin_args["DefaultPreemption"] == {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
     assert p.plugin_args["VolumeBinding"] == {"bindTimeoutSeconds": 600, "shape": [
         {"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}
-    assert set(p.plugin_args) == {"CronJobPool", "DefaultPreemption", "InterPodAffinity", "NodeAffinity",
-                                  "NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread",
-                                  "UnsupportedPodFields", "VolumeBinding"}
+    assert p.plugin_args["DynamicResources"] == {"filterTimeout": "10s", "bindingTimeout": "10m0s"}
+    assert set(p.plugin_args) == {"CronJobPool", "DefaultPreemption", "DynamicResources", "InterPodAffinity",
+                                  "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+                                  "PodTopologySpread", "UnsupportedPodFields", "VolumeBinding"}
     assert p.percentage_of_nodes_to_score is None
     assert config.percentage_of_nodes_to_score == 0
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)

@@ -61,8 +61,9 @@ def test_in_tree_points_are_read_from_the_plugin_classes() -> None:
 
 def test_in_tree_args_parsers() -> None:
     assert sorted(in_tree_registry().args_parsers()) == [
-        "CronJobPool", "DefaultPreemption", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit", "PodTopologySpread", "UnsupportedPodFields", "VolumeBinding"]
+        "CronJobPool", "DefaultPreemption", "DynamicResources", "InterPodAffinity", "NodeAffinity",
+        "NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread", "UnsupportedPodFields",
+        "VolumeBinding"]
 
 
 @pytest.mark.parametrize("point", EXTENSION_POINTS)

@@ -23,6 +23,10 @@ from kubesched.framework.interface import PreFilterResult
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import PodInfo
+from kubesched.plugins.dynamic_resources.args import parse_args
+from kubesched.plugins.dynamic_resources.manager import DraManager
+
+__all__ = ["NAME", "DynamicResources", "new", "parse_args"]
 
 NAME = "DynamicResources"
 STATE_KEY = "PreFilter" + NAME
@@ -52,5 +56,5 @@ class DynamicResources:
         return self.post_filter(state, pod, fit_error)
 
 
-def new(args: Mapping[str, Any]) -> DynamicResources:
+def new(args: Mapping[str, Any], dra: DraManager | None = None) -> DynamicResources:
     return DynamicResources()
