@@ -151,11 +151,30 @@ class PermitPlugin(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class PreBindPreFlightResult:
+    """What a PreBind plugin's pre-flight tells the framework besides its status (kube-scheduler's
+    PreBindPreFlightResult): whether its PreBind may run alongside its neighbours' that may too."""
+
+    allow_parallel: bool = False
+
+
 @runtime_checkable
 class PreBindPlugin(Protocol):
     name: str
 
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PreBindPreFlight(Protocol):
+    """kube-scheduler's PreBindPreFlight, which every PreBind plugin there has: cheap, and doing
+    nothing, it says whether the plugin's PreBind has work for this pod on this node — Success (it
+    has: the scheduler then writes status.nominatedNodeName before PreBind), Skip (none: its PreBind
+    is not run) or Error. A PreBind plugin without it is taken to have work (Success)."""
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo,
+                            node_name: str) -> tuple[PreBindPreFlightResult | None, Status | None]: ...
 
 
 @runtime_checkable

@@ -96,7 +96,7 @@ class Scheduler:
                              jobs=self.jobs, bind_pod=writes.bind_pod, nominate_pod=writes.nominate_pod,
                              delete_victim=writes.delete_victim, disrupt_victim=writes.disrupt_victim,
                              write_volume=writes.write_volume, write_claim=writes.write_claim,
-                             spawn=self._spawn_background)
+                             resource_claims=writes.resource_claims, spawn=self._spawn_background)
         self.profiles: dict[str, Profile] = build_profiles(config, sources, self.handle, out_of_tree)
         self.names = frozenset(self.profiles)
         self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,

@@ -51,7 +51,7 @@ IN_TREE_POINTS = {
     "VolumeRestrictions": {"preFilter", "filter"},
     "NodeVolumeLimits": {"preFilter", "filter"},
     "VolumeZone": {"preFilter", "filter"},
-    "DynamicResources": {"preFilter", "postFilter"},
+    "DynamicResources": {"preEnqueue", "preFilter", "filter", "postFilter", "score", "reserve", "preBind"},
 }
 
 

@@ -10,6 +10,8 @@ import msgspec
 
 from kubesched.model.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, ObjectMeta, OwnerReference
 from kubesched.model.resource import (
+    FINALIZER_DELETE_PROTECTION,
+    AllocatedDeviceStatus,
     AllocationResult,
     CELDeviceSelector,
     ClaimMeta,
@@ -80,7 +82,15 @@ class ClaimBuilder:
         return self
 
     def allocation(self, allocation: AllocationResult | None) -> Self:
+        """As upstream's wrapper: the delete-protection finalizer comes with it (and stays when the
+        allocation is removed)."""
+        if FINALIZER_DELETE_PROTECTION not in self._c.metadata.finalizers:
+            self.finalizer(FINALIZER_DELETE_PROTECTION)
         self._c.status.allocation = None if allocation is None else copy(allocation)
+        return self
+
+    def device_statuses(self, statuses: list[AllocatedDeviceStatus]) -> Self:
+        self._c.status.devices = list(statuses)
         return self
 
     def reserved_for_pod(self, name: str, uid: str) -> Self:
