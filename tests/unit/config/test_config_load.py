@@ -41,7 +41,7 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
 
 
 # UnsupportedPodFields stands before VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity;
-# DynamicResources' stand-in comes last.
+# DynamicResources comes last.
 DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-5], "UnsupportedPodFields", *DEFAULT_FILTER[-5:]]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
