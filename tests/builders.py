@@ -15,6 +15,7 @@ from kubesched.model.objects import (
     Container,
     ContainerImage,
     ContainerPort,
+    ContainerRestartRule,
     ContainerStatus,
     EphemeralVolumeSource,
     LabelSelector,
@@ -41,6 +42,7 @@ from kubesched.model.objects import (
     Toleration,
     TopologySpreadConstraint,
     Volume,
+    VolumeMount,
     WeightedPodAffinityTerm,
 )
 from kubesched.model.storage import (
@@ -326,9 +328,42 @@ class PodBuilder:
         self._pod.status.allocated_resources = allocated
         return self
 
+    def annotation(self, key: str, value: str) -> Self:
+        self._pod.metadata.annotations = {**self._pod.metadata.annotations, key: value}
+        return self
+
+    def nominated(self, node: str) -> Self:
+        self._pod.status.nominated_node_name = node
+        return self
+
     def condition(self, type_: str, status: str = "True", reason: str = "") -> Self:
         self._pod.status.conditions = [*self._pod.status.conditions,
                                        PodCondition(type=type_, status=status, reason=reason)]
+        return self
+
+    def restart_rule(self, action: str = "RestartAllContainers", init: bool = False) -> Self:
+        """One more container (init container) with restartPolicy Never and one restart rule with
+        this action (component-helpers' containerWithRestartAllContainersAction)."""
+        containers = self._pod.spec.init_containers if init else self._pod.spec.containers
+        prefix = "i" if init else "c"
+        containers.append(Container(name=f"{prefix}{len(containers)}", image="pause", restart_policy="Never",
+                                    restart_policy_rules=[ContainerRestartRule(action=action)]))
+        return self
+
+    def bind_mount_options(self, *options: str, kind: str = "containers") -> Self:
+        """One more container of `kind` (containers, init_containers, ephemeral_containers) with a
+        volume mount carrying these bindMountOptions."""
+        containers: list[Container] = getattr(self._pod.spec, kind)
+        containers.append(Container(name=f"{kind}-{len(containers)}", image="pause",
+                                    volume_mounts=[VolumeMount(bind_mount_options=list(options))]))
+        return self
+
+    def host_network(self, flag: bool = True) -> Self:
+        self._pod.spec.host_network = flag
+        return self
+
+    def host_users(self, flag: bool | None) -> Self:
+        self._pod.spec.host_users = flag
         return self
 
 
@@ -375,6 +410,10 @@ class NodeBuilder:
     def image(self, size_bytes: int, *names: str) -> Self:
         self._node.status.images = [*self._node.status.images, ContainerImage(names=list(names),
                                                                                size_bytes=size_bytes)]
+        return self
+
+    def declared_features(self, *features: str) -> Self:
+        self._node.status.declared_features = list(features)
         return self
 
     def zone(self, zone: str, region: str = "r") -> Self:

@@ -39,6 +39,21 @@ class TextFormatter(logging.Formatter):
         return line
 
 
+# klog's verbosity (-v) to a level: kube-scheduler logs what an operator reads at V(0) to V(3) and
+# its per-pod, per-node and per-plugin detail at V(4) and up, so 0-3 is info and 4 and up debug.
+# Warnings and errors are always logged, as klog always logs them.
+DEBUG_VERBOSITY = 4
+
+
+def level_for_verbosity(verbosity: int) -> str:
+    return "debug" if verbosity >= DEBUG_VERBOSITY else "info"
+
+
+def set_verbosity(verbosity: int) -> None:
+    """What PUT /debug/flags/v does: the level -v=`verbosity` would have set at start."""
+    logging.getLogger().setLevel(level_for_verbosity(verbosity).upper())
+
+
 def setup(fmt: str = "text", level: str = "info") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())

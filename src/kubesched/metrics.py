@@ -50,9 +50,9 @@ VICTIMS_BUCKETS = exponential_buckets(1, 2, 7)
 STATUS_LABELS = ("Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending")
 
 # The extension points the framework runtime times (framework/runtime/framework.py).
-POST_FILTER, RESERVE, PERMIT, PRE_BIND, BIND, POST_BIND = (
-    "PostFilter", "Reserve", "Permit", "PreBind", "Bind", "PostBind")
-EXTENSION_POINTS = (POST_FILTER, RESERVE, PERMIT, PRE_BIND, BIND, POST_BIND)
+POST_FILTER, RESERVE, PERMIT, PRE_BIND_PRE_FLIGHT, PRE_BIND, BIND, POST_BIND = (
+    "PostFilter", "Reserve", "Permit", "PreBindPreFlight", "PreBind", "Bind", "PostBind")
+EXTENSION_POINTS = (POST_FILTER, RESERVE, PERMIT, PRE_BIND_PRE_FLIGHT, PRE_BIND, BIND, POST_BIND)
 MAX_ATTEMPTS_LABEL = 15
 
 

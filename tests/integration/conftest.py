@@ -77,7 +77,7 @@ class KubeschedProcess:
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kubesched", "run", f"--kubeconfig={plane.kubeconfig}", "--log-format=json",
+            [sys.executable, "-m", "kubesched", "run", f"--kubeconfig={plane.kubeconfig}", "--logging-format=json",
              *args], stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env={**os.environ, **env} if env else None)
         deadline = time.monotonic() + 60

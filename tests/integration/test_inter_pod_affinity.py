@@ -10,6 +10,11 @@ hand (spec.nodeName, for no scheduler) before the incoming pod is created, once 
 (`ref`) and once for kubesched (`ours`), with the same labels. Where a pod is placed, `ref` is deleted
 before `ours` is created: a bound `ref` would count as an existing pod for `ours` (its labels, its own
 terms, its requests). Where nothing fits, both stay Pending side by side and neither affects the other.
+
+A pod is relabelled as `kubectl label --overwrite` does it (a merge patch of metadata.labels): the
+apiserver merged its matchLabelKeys into the stored labelSelector when it created the pod, from the
+labels of then, and kube-scheduler reads that stored selector. An incoming pod to relabel is created
+with a scheduling gate, relabelled, then released.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ class Existing:
     cpu: str = "100m"
     affinity: dict[str, Any] | None = None
     namespace: str | None = None
+    relabel: str | None = None  # its label value once created, overwritten
 
 
 @dataclass(frozen=True)
@@ -61,10 +67,17 @@ class Case:
     expect: str | None  # the only best node, or None when nothing fits
     existing: tuple[Existing, ...] = ()
     reasons: tuple[str, ...] = ()  # parts kube-scheduler's message must contain
+    relabel: str | None = None  # the incoming pod's label value once created (gated), overwritten
 
 
 def term(app: str, topology_key: str = HOSTNAME, **extra: Any) -> dict[str, Any]:
     return {"labelSelector": {"matchLabels": {KEY: app}}, "topologyKey": topology_key, **extra}
+
+
+def own_value_term() -> dict[str, Any]:
+    """Every pod with the owner's value of KEY, as a Deployment's pods select their own revision
+    (matchLabelKeys: [pod-template-hash]); the apiserver adds `KEY In (<value>)` at create."""
+    return {"labelSelector": {}, "matchLabelKeys": [KEY], "topologyKey": HOSTNAME}
 
 
 def required(*terms: dict[str, Any], anti: bool = False) -> dict[str, Any]:
@@ -83,6 +96,8 @@ def filler(node: str) -> Existing:
 
 
 TAINTED = "1 node(s) had untolerated taint(s)"
+# With only kind-worker's 100m pod and these, kind-worker is the best node, kind-worker2 the next.
+SECOND_BEST = (Existing("kind-worker2", "filler", cpu="500m"), filler("kind-worker3"))
 
 CASES = [
     pytest.param(Case("web", required(term("db")), "kind-worker2", existing=(Existing("kind-worker2", "db"),)),
@@ -116,6 +131,15 @@ CASES = [
                       existing=(Existing("kind-worker", "db", namespace=TEAM_NS),),
                       reasons=(TAINTED, "3 node(s) didn't match pod affinity rules")),
                  id="namespace-selector-no-match"),
+    # kube-scheduler keeps the guard's stored `KEY In (a)`: the incoming pod, app=a, stays off its
+    # node. Merged again from the guard's labels of now, the term would need a and b, match nothing.
+    pytest.param(Case("a", {}, "kind-worker2",
+                      existing=(Existing("kind-worker", "a", affinity=required(own_value_term(), anti=True),
+                                         relabel="b"), *SECOND_BEST)),
+                 id="existing-relabelled-match-label-keys"),
+    pytest.param(Case("a", required(own_value_term(), anti=True), "kind-worker2", relabel="b",
+                      existing=(Existing("kind-worker", "a"), *SECOND_BEST)),
+                 id="incoming-relabelled-match-label-keys"),
 ]
 
 
@@ -140,7 +164,30 @@ def _pod(name: str, scheduler: str | None, case: Case) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [container(cpu="100m", memory="64Mi")]}
     if case.affinity:
         spec["affinity"] = case.affinity
+    if case.relabel is not None:
+        spec["schedulingGates"] = [{"name": HOLD}]
     return pod_manifest(name, scheduler, spec, labels={KEY: case.app})
+
+
+HOLD = "kubesched.test/relabel-first"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def _patch(kube: Kube, ns: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+    status, pod = kube.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}", body, content_type=MERGE_PATCH)
+    assert status == 200, f"PATCH {ns}/{name}: {status} {pod}"
+    patched: dict[str, Any] = pod
+    return patched
+
+
+def _relabel(kube: Kube, ns: str, name: str, created_with: str, value: str) -> None:
+    """`kubectl label --overwrite pod <name> KEY=<value>`; the stored terms keep the value merged at create."""
+    pod = _patch(kube, ns, name, {"metadata": {"labels": {KEY: value}}})
+    assert pod["metadata"]["labels"][KEY] == value
+    terms = [t for group in pod["spec"]["affinity"].values()
+             for t in group.get("requiredDuringSchedulingIgnoredDuringExecution", ())]
+    merged = [x for t in terms if t.get("matchLabelKeys") for x in t["labelSelector"]["matchExpressions"]]
+    assert merged == [{"key": KEY, "operator": "In", "values": [created_with]}], terms
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -154,6 +201,8 @@ def test_inter_pod_affinity(plane: Kube, team_ns: str, case: Case, request: pyte
                 spec["affinity"] = ex.affinity
             create_pod(plane, ex.namespace or ns, pod_manifest(f"{sid}-existing-{i}", "nobody", spec,
                                                                labels={KEY: ex.app}))
+            if ex.relabel is not None:
+                _relabel(plane, ex.namespace or ns, f"{sid}-existing-{i}", ex.app, ex.relabel)
         if case.expect is not None:
             _compare_choice(plane, ns, case, case.expect)
         else:
@@ -166,13 +215,20 @@ def test_inter_pod_affinity(plane: Kube, team_ns: str, case: Case, request: pyte
         plane.delete(f"/api/v1/namespaces/{ns}")
 
 
+def _create_incoming(kube: Kube, ns: str, name: str, scheduler: str | None, case: Case) -> None:
+    create_pod(kube, ns, _pod(name, scheduler, case))
+    if case.relabel is not None:
+        _relabel(kube, ns, name, case.app, case.relabel)
+        _patch(kube, ns, name, {"spec": {"schedulingGates": None}})
+
+
 def _compare_choice(kube: Kube, ns: str, case: Case, expect: str) -> None:
-    create_pod(kube, ns, _pod("ref", None, case))
+    _create_incoming(kube, ns, "ref", None, case)
     ref_node = wait_bound(kube, ns, "ref")
     assert ref_node == expect, (
         f"scenario broken: kube-scheduler chose {ref_node}, the scenario expects {expect} as the only best")
     delete_pod_now(kube, ns, "ref")
-    create_pod(kube, ns, _pod("ours", KUBESCHED, case))
+    _create_incoming(kube, ns, "ours", KUBESCHED, case)
     our_node = wait_bound(kube, ns, "ours")
     assert our_node == ref_node, f"kubesched chose {our_node}, kube-scheduler chose {ref_node}"
     scheduled = wait_for("kubesched's Scheduled event", lambda: latest_event(kube, ns, "ours", "Scheduled"))

@@ -3,10 +3,12 @@ or stopped, every pod is bound exactly once; and SIGTERM stops kubesched promptl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -16,9 +18,23 @@ from typing import Any
 import pytest
 
 from kubesched_dev.localcluster.procs import free_port
+from kubesched_dev.localcluster.topology import NodeSpec
 from tests.integration.conftest import KubeschedProcess
 from tests.integration.kube import Kube, wait_for
-from tests.integration.sched_helpers import create_pod, events, pod_manifest, wait_bound
+from tests.integration.sched_helpers import (
+    bound_pods,
+    container,
+    create_nodes,
+    create_pod,
+    delete_nodes,
+    events,
+    node_manifest,
+    node_totals,
+    pod_manifest,
+    scheduled_condition,
+    wait_bound,
+)
+from tests.integration.stall_proxy import StallProxy
 
 SCHEDULER = "le-sched"
 LEASE = "le-sched-lease"
@@ -218,3 +234,101 @@ def test_stops_promptly_while_the_apiserver_is_unreachable(tmp_path: Path, sig: 
     assert code == 0, log_path.read_text()
     assert took < 5
     assert "Traceback" not in log_path.read_text()
+
+
+FAILOVERS = 10
+POOL = {"le-failover": "1"}
+
+
+def _failover_pod(name: str) -> dict[str, Any]:
+    return pod_manifest(name, SCHEDULER, {"nodeSelector": POOL, "containers": [container(cpu="100m")]})
+
+
+@pytest.mark.timeout(420)
+def test_failovers_with_a_stalled_leader_never_interleave_two_leaders_writes(
+        plane: Kube, start_kubesched: Callable[..., KubeschedProcess], clean_lease: None,
+        tmp_path: Path) -> None:
+    """Ten failovers under a steady stream of pods, each forced by stalling the leader's connection
+    (a proxy that stops forwarding, connections left open). The stalled leader must stop leading
+    within renewDeadline of its last renewal, attempt no write after that, exit non-zero, and the
+    standby's first write (its lease take-over) must come strictly after the old leader's last; at
+    the end every pod is bound once or waits as unschedulable, and no node is overcommitted."""
+    ns = plane.namespace("le-failover")
+    nodes = [NodeSpec(f"le-failover-{i}", labels=POOL, capacity={"cpu": "2", "memory": "8Gi", "pods": "110"})
+             for i in range(2)]
+    create_nodes(plane, [node_manifest(n) for n in nodes])
+    capacity_pods = 2 * 20  # 100m each on two 2-cpu nodes
+    proxies: list[StallProxy] = []
+    replicas: list[KubeschedProcess] = []
+
+    def replica(slot: int) -> tuple[StallProxy, KubeschedProcess]:
+        proxy = StallProxy(plane, tmp_path / f"proxy-{len(proxies)}.kubeconfig")
+        proxies.append(proxy)
+        proc = start_kubesched(*REPLICA, f"--kubeconfig={proxy.kubeconfig}",
+                               ready="became leader" if slot == 0 and not replicas else "caches synced")
+        replicas.append(proc)
+        return proxy, proc
+
+    stop_load = threading.Event()
+    created: list[str] = []
+    loader = Kube(plane.cluster)
+
+    def load() -> None:
+        while not stop_load.is_set() and len(created) < capacity_pods + 20:
+            name = f"fo-{len(created)}"
+            create_pod(loader, ns, _failover_pod(name))
+            created.append(name)
+            stop_load.wait(0.6)
+
+    slots = [replica(0), replica(1)]
+    load_thread = threading.Thread(target=load, name="pod-load", daemon=True)
+    load_thread.start()
+    gaps: list[float] = []
+    try:
+        for round_ in range(FAILOVERS):
+            who = holder(plane)
+            leading = [i for i, (_, proc) in enumerate(slots) if identity_of(proc) == who]
+            assert leading, f"round {round_}: the lease holder {who!r} is none of the replicas"
+            old = leading[0]
+            new = 1 - old
+            old_proxy, old_proc = slots[old]
+            new_proxy, new_proc = slots[new]
+            wait_for("the standby to campaign", lambda p=new_proc: "waiting to become leader" in p.log(),  # type: ignore[misc]
+                     timeout=30)
+            stalled_at = old_proxy.stall()
+            code = old_proc.proc.wait(timeout=RENEW_DEADLINE + RETRY_PERIOD + 10)
+            assert code == 1, old_proc.log()[-3000:]
+            assert "leader election lost" in old_proc.log()
+            taken, _ = wait_holder_change(plane, who, timeout=3 * LEASE_DURATION)
+            assert taken == identity_of(new_proc)
+            last_old = max(a.at for a in old_proxy.writes())
+            first_new = min(a.at for a in new_proxy.writes() if a.at > stalled_at)
+            gaps.append(first_new - last_old)
+            assert last_old < first_new, (round_, last_old - stalled_at, first_new - stalled_at)
+            old_proxy.close()
+            slots[old] = replica(old)
+        stop_load.set()
+        load_thread.join(timeout=30)
+        print("failover gaps (new leader's first write after the old one's last), s:",
+              " ".join(f"{g:.2f}" for g in gaps))
+
+        def settled() -> bool:
+            pods = plane.pods(ns)
+            bound = [p for p in pods if p["spec"].get("nodeName")]
+            waiting = [p for p in pods if not p["spec"].get("nodeName")
+                       and (scheduled_condition(p) or {}).get("reason") == "Unschedulable"]
+            return len(bound) == capacity_pods and len(bound) + len(waiting) == len(created)
+        wait_for("every pod bound or unschedulable, the pool full", settled, timeout=60)
+        totals = node_totals(bound_pods(plane, ns))
+        assert all(t["cpu_m"] <= 2000 for t in totals.values()), totals
+        for _, proc in slots:
+            assert "already assigned" not in proc.log()
+    finally:
+        stop_load.set()
+        for proc in replicas:
+            proc.stop()
+        for proxy in proxies:
+            with contextlib.suppress(Exception):
+                proxy.close()
+        plane.delete(f"/api/v1/namespaces/{ns}")
+        delete_nodes(plane, [n.name for n in nodes])

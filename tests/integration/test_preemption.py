@@ -12,11 +12,7 @@ event, and where the preemptor is bound.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import json
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,6 +27,7 @@ from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import (
     DEFAULT,
     KUBESCHED,
+    PodWatch,
     compare_failure_message,
     container,
     create_pod,
@@ -115,55 +112,6 @@ def _pod(name: str, priority: str, cpu: str, scheduler: str | None, node: str | 
     if node is not None:
         spec["nodeName"] = node
     return pod_manifest(name, scheduler, spec, labels)
-
-
-class PodWatch:
-    """Every version of the namespace's pods from now on (kwok removes a deleted pod at once, so a
-    victim's DisruptionTarget condition and the preemptor's nomination are caught on the way)."""
-
-    def __init__(self, kube: Kube, ns: str) -> None:
-        rv = kube.get(f"/api/v1/namespaces/{ns}/pods")["metadata"]["resourceVersion"]
-        self._resp = kube.watch(f"/api/v1/namespaces/{ns}/pods?watch=1&resourceVersion={rv}&timeoutSeconds=120")
-        self.seen: list[tuple[str, dict[str, Any]]] = []
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        with contextlib.suppress(Exception):
-            for line in self._resp:
-                event = json.loads(line)
-                self.seen.append((event["type"], event["object"]))
-
-    def close(self) -> None:
-        # The reading thread holds the response's buffer lock until the stream ends (the watch's
-        # timeoutSeconds): closing it blocked every case for two minutes. Shutting the socket down
-        # ends that read at once.
-        sock = getattr(getattr(getattr(self._resp, "fp", None), "raw", None), "_sock", None)
-        with contextlib.suppress(Exception):
-            if sock is not None:
-                sock.shutdown(socket.SHUT_RDWR)
-        self._thread.join(timeout=5)
-        with contextlib.suppress(Exception):
-            self._resp.close()
-
-    def versions(self, name: str) -> list[dict[str, Any]]:
-        return [o for _, o in list(self.seen) if o["metadata"]["name"] == name]
-
-    def deleted(self) -> list[str]:
-        return sorted(o["metadata"]["name"] for t, o in list(self.seen) if t == "DELETED")
-
-    def first_nomination(self, name: str) -> str | None:
-        for o in self.versions(name):
-            if node := (o.get("status") or {}).get("nominatedNodeName"):
-                return str(node)
-        return None
-
-    def condition(self, name: str, ctype: str) -> dict[str, Any]:
-        for o in reversed(self.versions(name)):
-            for c in (o.get("status") or {}).get("conditions") or []:
-                if c["type"] == ctype:
-                    return dict(c)
-        return {}
 
 
 def earliest_event(kube: Kube, ns: str, pod: str, reason: str) -> dict[str, Any] | None:

@@ -48,6 +48,7 @@ class N:
     taints: tuple[Taint, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
     cordoned: bool = False
+    features: tuple[str, ...] = ()  # status.declaredFeatures, as a kubelet would publish them
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,17 @@ def with_init(init: list[dict[str, Any]], main_cpu: str) -> dict[str, Any]:
 
 def sidecar(name: str, cpu: str) -> dict[str, Any]:
     return container(name, cpu=cpu, memory="64Mi", restartPolicy="Always")
+
+
+RESTART_ALL = "RestartAllContainersOnContainerExits"
+
+
+def restart_all(cpu: str = "1") -> dict[str, Any]:
+    """A container whose exit with code 42 restarts the whole pod: NodeDeclaredFeatures infers that
+    the pod needs a node declaring RestartAllContainersOnContainerExits (beta and on in v1.37, so
+    the apiserver takes the rule)."""
+    rule = {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+    return {"containers": [container(cpu=cpu, memory="256Mi", restartPolicy="Never", restartPolicyRules=[rule])]}
 
 
 TAINT = Taint("example.com/dedicated", "team-a", "NoSchedule")
@@ -227,6 +239,18 @@ SCENARIOS = [
                  "1 node(s) didn't match Pod's node affinity/selector", "Insufficient cpu", "Insufficient memory",
                  "1 Too many pods", "1 node(s) didn't have free ports for the requested pod ports")),
         id="mixed-reasons"),
+    # --- features the node must declare (NodeDeclaredFeatures) ---
+    # Without the plugin `big` would win on its free cpu.
+    pytest.param(Scenario((N("big", cpu="8"), N("small", features=(RESTART_ALL,))), restart_all(), "small"),
+                 id="declared-feature-required"),
+    pytest.param(Scenario((N("a", features=("DRAOptionalNodeOperations",)), N("b")), restart_all(), None,
+                          reasons=("2 node(s) didn't match Pod's required features",)),
+                 id="declared-feature-nowhere"),
+    # The taint is the first filter to fail on `tainted`, so that is what its node counts for.
+    pytest.param(Scenario((N("tainted", taints=(TAINT,)), N("plain")), restart_all(), None,
+                          reasons=("1 node(s) had untolerated taint(s)",
+                                   "1 node(s) didn't match Pod's required features")),
+                 id="declared-feature-and-taint"),
 ]
 
 
@@ -259,7 +283,21 @@ def _resolve(value: Any, names: dict[str, str]) -> Any:
 
 def _node_manifest(n: N, name: str) -> dict[str, Any]:
     capacity = {"cpu": n.cpu, "memory": n.memory, "pods": n.pods, **n.extra}
-    return node_manifest(NodeSpec(name, dict(n.labels), n.taints, capacity), unschedulable=n.cordoned)
+    manifest = node_manifest(NodeSpec(name, dict(n.labels), n.taints, capacity), unschedulable=n.cordoned)
+    if n.features:
+        manifest["status"]["declaredFeatures"] = sorted(n.features)
+    return manifest
+
+
+def declare_features(kube: Kube, name: str, features: tuple[str, ...]) -> None:
+    """status.declaredFeatures of a node, as a kubelet publishes them (kwok, which plays the kubelet
+    here, knows nothing of them): PATCHed through the status subresource and read back."""
+    want = sorted(features)
+    status, body = kube.request("PATCH", f"/api/v1/nodes/{name}/status", {"status": {"declaredFeatures": want}},
+                                content_type="application/merge-patch+json")
+    assert status == 200, f"PATCH {name}/status: {status} {body}"
+    wait_for(f"{name} declaring {want}",
+             lambda: kube.get(f"/api/v1/nodes/{name}")["status"].get("declaredFeatures") == want, timeout=10)
 
 
 def _delete_all_pods(kube: Kube, ns: str) -> None:
@@ -275,6 +313,9 @@ def test_scenario(scenario_plane: Kube, scenario: Scenario, request: pytest.Fixt
     ns = kube.namespace(f"sc-{sid}")
     names = {n.short: f"{sid}-{n.short}" for n in scenario.nodes}
     create_nodes(kube, [_node_manifest(n, names[n.short]) for n in scenario.nodes])
+    for n in scenario.nodes:
+        if n.features:
+            declare_features(kube, names[n.short], n.features)
     try:
         for i, occ in enumerate(scenario.occupants):
             create_pod(kube, ns, pod_manifest(f"occupant-{i}", "nobody",
@@ -305,3 +346,23 @@ def _compare_choice(kube: Kube, ns: str, spec: dict[str, Any], names: dict[str, 
     assert scheduled["note"] == f"Successfully assigned {ns}/ours to {our_node}"
 
 
+
+
+def test_declared_feature_requeues(scenario_plane: Kube) -> None:
+    """A pod no node can run yet waits; once a node declares the feature it needs, both schedulers
+    retry it (NodeDeclaredFeatures registered the node's UpdateNodeDeclaredFeature) and bind it
+    there, long before the 5 minutes after which an unschedulable pod is retried anyway."""
+    kube = scenario_plane
+    ns = kube.namespace("sc-declared-feature-requeues")
+    name = "declared-feature-requeues-n"
+    create_nodes(kube, [_node_manifest(N("n"), name)])
+    try:
+        spec = restart_all()
+        compare_failure_message(kube, ns, pod_manifest("ref", None, spec), pod_manifest("ours", KUBESCHED, spec),
+                                ("1 node(s) didn't match Pod's required features",))
+        declare_features(kube, name, (RESTART_ALL,))
+        assert wait_bound(kube, ns, "ref", timeout=30) == name
+        assert wait_bound(kube, ns, "ours", timeout=30) == name
+    finally:
+        _delete_all_pods(kube, ns)
+        delete_nodes(kube, [name])

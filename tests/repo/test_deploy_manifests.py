@@ -17,6 +17,7 @@ import yaml
 from kubesched.cmd.run import run
 from kubesched.config import load
 from tests.paths import REPO as REPO_ROOT
+from tests.unit.cmd.kube_scheduler_flags import KUBE_SCHEDULER_FLAGS
 
 DEPLOY = REPO_ROOT / "deploy"
 
@@ -89,6 +90,12 @@ def test_the_deployment_args_are_options_of_kubesched_run() -> None:
     except click.UsageError as exc:
         pytest.fail(f"deploy/kubesched.yaml's args are refused by `kubesched run`: {exc.format_message()}")
     assert ctx.params["config_path"] == _flag("--config")
+
+
+def test_the_deployment_args_are_kube_schedulers_flags() -> None:
+    # so the manifest reads as a kube-scheduler one; kubesched's own spellings (--log-format) are not
+    names = [a.partition("=")[0] for a in _run_args()]
+    assert [n for n in names if n not in KUBE_SCHEDULER_FLAGS] == []
 
 
 def test_the_config_is_mounted_where_the_args_read_it() -> None:

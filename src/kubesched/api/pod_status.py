@@ -185,15 +185,16 @@ class ConditionWriter:
             self._ready.put_nowait(uid)
         self._pending[uid] = (pod, message, reason, nominated_node)
 
-    def discard(self, uid: str) -> None:
+    def discard(self, uid: str, *, with_nomination: bool = False) -> None:
         """Drop a condition not sent yet: the pod is about to be bound, and a PodScheduled=False
         landing after the binding would mark a running pod unschedulable. A nomination it carried
-        is still written (kube-scheduler wrote it in the failed cycle, before this one)."""
+        is still written (kube-scheduler wrote it in the failed cycle, before this one), unless
+        `with_nomination`: the binding cycle writes its own."""
         pending = self._pending.get(uid)
         if pending is None:
             return
         pod, _, _, nominated = pending
-        if nominated and nominated != pod.status.nominated_node_name:
+        if nominated and nominated != pod.status.nominated_node_name and not with_nomination:
             self._pending[uid] = (pod, None, "", nominated)
         else:
             del self._pending[uid]

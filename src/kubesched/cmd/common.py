@@ -38,9 +38,13 @@ def load_scheduler_config(config_path: str | None,
     try:
         built_in = in_tree_registry()
         extra = out_of_tree_plugins(plugin_flags, built_in)
-        return load(config_path, registry=built_in.merged(extra)), list(extra)
+        config = load(config_path, registry=built_in.merged(extra))
     except (PluginLoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
+    if config.extenders:
+        click.echo("warning: this tool does not call the configured extenders; it decides as if there were "
+                   "none: " + ", ".join(e.url_prefix for e in config.extenders), err=True)
+    return config, list(extra)
 
 
 def cluster_config(config: SchedulerConfig, kubeconfig: str | None, context: str | None) -> ClusterConfig:

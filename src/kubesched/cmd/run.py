@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import logging
 import signal
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import click
@@ -15,12 +15,17 @@ import uvloop
 
 from kubesched import logs, serving
 from kubesched.api import ApiClient, ClusterConfig, KubeconfigError, load_config
+from kubesched.api.extender import ExtenderConfigError, HTTPExtender, http_extenders
 from kubesched.api.informer import DRA_RESOURCES
+from kubesched.backend.queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
 from kubesched.cmd import serving_flags
-from kubesched.cmd.flags import apply_client_flags, check_master, common_options, log_settings, with_master
+from kubesched.cmd.flags import apply_deprecated, check_master, common_options, log_settings, with_master
+from kubesched.cmd.gate_flags import feature_gate_options, gates_from_flags
 from kubesched.cmd.leader import apply_flags, elector_for, leader_election_options
+from kubesched.cmd.unsupported_flags import unsupported_options
 from kubesched.config import ConfigError, load
 from kubesched.config.dump import dumps
+from kubesched.config.features import FeatureGates
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework import PluginSpec, ProfileError
 from kubesched.framework.events import STORAGE_RESOURCES
@@ -58,7 +63,6 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
               help="Load an out-of-tree plugin written in Python: ATTR is its factory (args[, handle]) or a "
                    "kubesched.framework.PluginSpec; enable it by NAME in --config like a built-in. Repeatable. "
                    f"Installed packages' `{ENTRY_POINT_GROUP}` entry points are loaded too.")
-@click.option("--log-format", type=click.Choice(["text", "json"]), default=None, help="text (default) or json.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default=None,
               help="info unless --v is 4 or more (debug).")
 @click.option("--serve-address", default="", metavar="HOST:PORT",
@@ -75,11 +79,13 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
                    "that waiting will not mend (exec plugin, token file, 4xx) for this long.")
 @leader_election_options
 @serving_flags.serving_options
+@feature_gate_options
 @common_options
+@unsupported_options
 def run(kubeconfig: str | None, context: str | None, config_path: str | None, scheduler_name: str | None,
         log_format: str | None, log_level: str | None, serve_address: str, event_loop: str, binds_in_flight: int,
         failure_limit: float, plugin_flags: tuple[str, ...], verbosity: int | None, logging_format: str | None,
-        kube_api_qps: float | None, kube_api_burst: int | None, master: str | None, write_config_to: str | None,
+        master: str | None, write_config_to: str | None, pod_max_in_unschedulable_pods_duration: float,
         **flags: Any) -> None:
     """Watch pods that name this scheduler in spec.schedulerName, choose a node for each by
     kube-scheduler's rules, and bind it.
@@ -92,10 +98,13 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
       kubesched run --plugin MyFilter=my_plugins.filters:new --config with-my-filter.yaml
     """
     logs.setup(*log_settings(log_format, log_level, logging_format, verbosity))
+    if log_format is not None:
+        log.warning("--log-format is deprecated: use kube-scheduler's --logging-format")
     try:
         serving_options = serving_flags.from_flags(flags)
     except serving.OptionsError as exc:
         raise click.UsageError(str(exc)) from None
+    features = gates_from_flags(flags)
     master_url = check_master(master) if master is not None else None
     try:
         built_in = in_tree_registry()
@@ -104,10 +113,10 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
         config = apply_flags(config, config_path, flags)
     except (PluginLoadError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
-    config, ignored = apply_client_flags(config, config_path, kube_api_qps, kube_api_burst)
+    config, ignored = apply_deprecated(config, config_path, flags)
     if ignored:
-        log.warning("with --config, clientConnection of the file is used and these flags are ignored, as "
-                    "kube-scheduler does: " + ", ".join(ignored))
+        log.warning("with --config, the file's clientConnection and profiling fields are used and these flags "
+                    "are ignored, as kube-scheduler does: " + ", ".join(ignored))
     if write_config_to:
         try:
             with open(write_config_to, "w", encoding="utf-8") as f:
@@ -143,7 +152,8 @@ def run(kubeconfig: str | None, context: str | None, config_path: str | None, sc
         # uvloop: libuv's event loop and TLS cut the per-request CPU that bounds throughput here.
         run_loop = uvloop.run if event_loop == "uvloop" else asyncio.run
         try:
-            run_loop(serve(cluster, config, binds_in_flight, serve_address, failure_limit, extra, secure))
+            run_loop(serve(cluster, config, binds_in_flight, serve_address, failure_limit, extra, secure,
+                           features=features, max_in_unschedulable=pod_max_in_unschedulable_pods_duration))
         except (SchedulerFailed, serving.ServingError) as exc:
             raise click.ClickException(f"kubesched stopped: {exc}") from None
         except ProfileError as exc:  # a plugin refused its args: a config error, told as one
@@ -160,6 +170,15 @@ def _cluster(kubeconfig: str | None, context: str | None, master: str | None) ->
         raise click.ClickException(str(exc)) from None
 
 
+@contextlib.asynccontextmanager
+async def _closing(extenders: Sequence[HTTPExtender]) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        for ext in extenders:
+            await ext.close()
+
+
 def _valid_address(address: str) -> bool:
     _, sep, port = address.rpartition(":")
     return bool(sep) and port.isdigit() and 0 <= int(port) < 65536
@@ -167,18 +186,26 @@ def _valid_address(address: str) -> bool:
 
 async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight: int, address: str = "",
                 failure_limit: float = DEFAULT_FAILURE_LIMIT, out_of_tree: Sequence[PluginSpec] = (),
-                secure: serving.SecureServer | None = None) -> None:
+                secure: serving.SecureServer | None = None, *, features: FeatureGates | None = None,
+                max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> None:
     conn = config.client_connection
+    try:
+        extenders = http_extenders(config.extenders)
+    except ExtenderConfigError as exc:
+        raise click.ClickException(f"couldn't create scheduler: {exc}") from None
     # Every informer's watch holds a connection of its own: 8, one per storage resource and one per
     # DRA resource.
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
                          max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES) + len(DRA_RESOURCES)) as client, \
             ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=2,
-                      user_agent="kubesched/leader-election") as election_client:
+                      user_agent="kubesched/leader-election") as election_client, \
+            _closing(extenders):
         # The lease has a client of its own, as kube-scheduler's: its renewals never queue for a
         # token or a connection behind binds, events and patches.
         scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit,
-                              out_of_tree=out_of_tree, elector=elector_for(election_client, config.leader_election))
+                              out_of_tree=out_of_tree, elector=elector_for(election_client, config.leader_election),
+                              features=features or FeatureGates(), max_in_unschedulable=max_in_unschedulable,
+                              extenders=extenders)
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
 
@@ -195,8 +222,11 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
             log.info("internal sizes", extra=scheduler.internal_sizes())
 
         loop.add_signal_handler(signal.SIGUSR2, dump_state)
-        log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names)})
-        endpoints = serving.Endpoints(scheduler.metrics.exposition, scheduler.ready.is_set, scheduler.health)
+        log.info("kubesched starting", extra={"server": client.server, "profiles": sorted(scheduler.names),
+                                              **({"extenders": [e.name() for e in scheduler.extenders]}
+                                                 if scheduler.extenders else {})})
+        endpoints = serving.Endpoints(scheduler.metrics.exposition, scheduler.ready.is_set, scheduler.health,
+                                      profiling=config.enable_profiling, set_verbosity=logs.set_verbosity)
         runner = await serving.start_plain(address, dataclasses.replace(
             endpoints, debug=lambda: scheduler.debug_state().page())) if address else None
         try:

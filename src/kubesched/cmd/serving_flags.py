@@ -73,6 +73,16 @@ def serving_options(f: F) -> F:
         click.option("--authorization-always-allow-paths", multiple=True, callback=_paths, metavar="PATHS",
                      help="Paths served without authorization, comma-separated; a trailing * is a prefix "
                           "(default: /healthz,/readyz,/livez)."),
+        # Accepted, meaning what they mean for a server that speaks HTTP/1.1 only and, as Go's
+        # listeners on Linux, always sets SO_REUSEADDR.
+        click.option("--disable-http2-serving", type=click.BOOL, default=False, is_flag=False, flag_value=True,
+                     metavar="[=BOOL]", expose_value=False,
+                     help="Accepted: kubesched serves HTTP/1.1 only, as kube-scheduler with this flag."),
+        click.option("--http2-max-streams-per-connection", type=click.IntRange(min=0), default=0, metavar="N",
+                     expose_value=False, help="Accepted: kubesched serves HTTP/1.1 only, no stream to limit."),
+        click.option("--permit-address-sharing", type=click.BOOL, default=False, is_flag=False, flag_value=True,
+                     metavar="[=BOOL]", expose_value=False,
+                     help="Accepted: the secure port's listener always has SO_REUSEADDR, as Go's have on Linux."),
     ]
     for option in reversed(options):
         f = option(f)

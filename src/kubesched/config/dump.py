@@ -5,6 +5,8 @@ merged at load time."""
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -12,6 +14,7 @@ import yaml
 from kubesched.config.load import KIND, format_duration
 from kubesched.config.plugins import API_VERSION
 from kubesched.config.types import EXTENSION_POINTS, SchedulerConfig
+from kubesched.framework.extender import ExtenderConfig
 
 
 def to_document(config: SchedulerConfig) -> dict[str, Any]:
@@ -46,8 +49,42 @@ def to_document(config: SchedulerConfig) -> dict[str, Any]:
         "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
         "podInitialBackoffSeconds": int(config.pod_initial_backoff_seconds),
         "podMaxBackoffSeconds": int(config.pod_max_backoff_seconds),
+        "enableProfiling": config.enable_profiling,
+        "enableContentionProfiling": config.enable_contention_profiling,
         "profiles": profiles,
+        **({"extenders": _extenders(config.extenders)} if config.extenders else {}),
     }
+
+
+def _extenders(extenders: Sequence[ExtenderConfig]) -> list[dict[str, Any]]:
+    """The extenders as the configuration file writes them (--write-config-to), defaults left out."""
+    out: list[dict[str, Any]] = []
+    for ext in extenders:
+        doc: dict[str, Any] = {"urlPrefix": ext.url_prefix}
+        for key, value in (("filterVerb", ext.filter_verb), ("preemptVerb", ext.preempt_verb),
+                           ("prioritizeVerb", ext.prioritize_verb), ("weight", ext.weight),
+                           ("bindVerb", ext.bind_verb), ("enableHTTPS", ext.enable_https)):
+            if value:
+                doc[key] = value
+        if ext.tls_config is not None:
+            tls = ext.tls_config
+            doc["tlsConfig"] = {k: v for k, v in (
+                ("insecure", tls.insecure), ("serverName", tls.server_name), ("certFile", tls.cert_file),
+                ("keyFile", tls.key_file), ("caFile", tls.ca_file),
+                ("certData", base64.b64encode(tls.cert_data).decode()),
+                ("keyData", base64.b64encode(tls.key_data).decode()),
+                ("caData", base64.b64encode(tls.ca_data).decode())) if v}
+        if ext.http_timeout:
+            doc["httpTimeout"] = format_duration(ext.http_timeout)
+        if ext.node_cache_capable:
+            doc["nodeCacheCapable"] = True
+        if ext.managed_resources:
+            doc["managedResources"] = [{"name": r.name, **({"ignoredByScheduler": True} if r.ignored_by_scheduler
+                                                            else {})} for r in ext.managed_resources]
+        if ext.ignorable:
+            doc["ignorable"] = True
+        out.append(doc)
+    return out
 
 
 def dumps(config: SchedulerConfig) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.config.extenders import parse_extenders
 from kubesched.config.plugins import API_VERSION
 from kubesched.config.profiles import Catalog, check_percentage, parse_profile
 from kubesched.config.types import ClientConnection, LeaderElection, PluginRef, ProfileConfig, SchedulerConfig
@@ -40,9 +41,7 @@ TOP_LEVEL_FIELDS = (
     "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive",
 )
 # Valid kube-scheduler fields that change nothing in kubesched yet: named in the start-up warning.
-UNIMPLEMENTED_TOP_LEVEL = (
-    "parallelism", "enableProfiling", "enableContentionProfiling", "extenders", "delayCacheUntilActive",
-)
+UNIMPLEMENTED_TOP_LEVEL = ("parallelism", "delayCacheUntilActive")
 LEADER_ELECTION_FIELDS = (
     "leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
     "resourceNamespace",
@@ -118,9 +117,13 @@ def from_dict(
     parallelism = get_int(doc, "parallelism", "", errs)
     if parallelism is not None and parallelism <= 0:
         errs.append(e.invalid("parallelism", parallelism, "should be an integer value greater than zero"))
-    for name in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
-        get_bool(doc, name, "", errs)
-    get_list(doc, "extenders", "", errs)
+    get_bool(doc, "delayCacheUntilActive", "", errs)
+    profiling = get_bool(doc, "enableProfiling", "", errs)
+    profiling = True if profiling is None else profiling
+    # contention profiling defaults to on only with profiling on, as kube-scheduler's defaulting
+    contention = get_bool(doc, "enableContentionProfiling", "", errs)
+    contention = profiling if contention is None else contention
+    extenders = parse_extenders(doc, errs)
 
     percentage = check_percentage(doc, "", errs) or 0
     initial = get_int(doc, "podInitialBackoffSeconds", "", errs)
@@ -140,6 +143,9 @@ def from_dict(
         pod_initial_backoff_seconds=float(initial),
         pod_max_backoff_seconds=float(maximum),
         leader_election=_leader_election(doc, errs),
+        enable_profiling=profiling,
+        enable_contention_profiling=contention,
+        extenders=extenders,
         unimplemented=tuple(unimplemented),
     )
     if errs:

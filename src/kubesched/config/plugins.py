@@ -39,8 +39,9 @@ def kubesched_plugins() -> MappingProxyType[str, frozenset[str]]:
     nothing, but building it imports every plugin)."""
     return MappingProxyType(in_tree_registry().extension_points())
 
-# kube-scheduler v1.37.2's default multiPoint list (DynamicResources is GA, so its feature gate
-# always inserts it before DefaultPreemption). Weight None: the plugin does not score.
+# kube-scheduler v1.37.2's default multiPoint list (default_plugins.go: its feature gates, GA in
+# v1.37, append NodeDeclaredFeatures after DefaultBinder, then insert DynamicResources before
+# DefaultPreemption; the other gated plugins' gates are off). Weight None: the plugin does not score.
 KUBE_SCHEDULER_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     ("SchedulingGates", None),
     ("PrioritySort", None),
@@ -61,14 +62,14 @@ KUBE_SCHEDULER_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", None),
+    ("NodeDeclaredFeatures", None),
 )
 
 # kube-scheduler v1.37.2's in-tree registry: a user may name these; kubesched warns about the ones
 # it does not implement instead of rejecting a config that kube-scheduler accepts.
 KUBE_SCHEDULER_PLUGINS: frozenset[str] = frozenset(
     {name for name, _ in KUBE_SCHEDULER_DEFAULT_PLUGINS}
-    | {"NodeDeclaredFeatures", "DeferredPodScheduling", "GangScheduling", "TopologyPlacementGenerator",
-       "PodGroupPodsCount"}
+    | {"DeferredPodScheduling", "GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount"}
 )
 
 # Removed from the v1 API; kube-scheduler rejects them with this wording.

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# What a profile is built from lives with the framework that builds it; re-exported here.
+# What a profile is built from, and an extender's settings, live with the framework that uses them;
+# re-exported here.
+from kubesched.framework.extender import ExtenderConfig, ExtenderManagedResource, ExtenderTLSConfig
 from kubesched.framework.profile_config import EXTENSION_POINTS, PluginRef, ProfileConfig
 
 __all__ = [
     "EXTENSION_POINTS",
     "ClientConnection",
+    "ExtenderConfig",
+    "ExtenderManagedResource",
+    "ExtenderTLSConfig",
     "LeaderElection",
     "PluginRef",
     "ProfileConfig",
@@ -49,5 +54,11 @@ class SchedulerConfig:
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
     leader_election: LeaderElection = field(default_factory=LeaderElection)
+    # /debug/pprof/ and /debug/flags/v on the serving ports; kubesched has no block profile, so
+    # the second changes nothing (see docs/running.md).
+    enable_profiling: bool = True
+    enable_contention_profiling: bool = True
+    # In the file's order; kubesched.framework.extender.ordered puts the ignorable ones last.
+    extenders: tuple[ExtenderConfig, ...] = ()
     # Fields present in the user's file that kubesched does not implement yet (warned once at start).
     unimplemented: tuple[str, ...] = ()

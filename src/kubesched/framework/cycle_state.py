@@ -9,13 +9,18 @@ if TYPE_CHECKING:
 
 
 class CycleState:
-    __slots__ = ("_data", "plugin_recorder", "point_recorder", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "parallel_pre_bind_plugins", "plugin_recorder", "point_recorder", "skip_filter_plugins",
+                 "skip_pre_bind_plugins", "skip_score_plugins")
 
     def __init__(self, plugin_recorder: PluginRecorder | None = None,
                  point_recorder: PointRecorder | None = None) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        # Written by the PreBind plugins' pre-flights: the ones with nothing to do, and the ones
+        # whose PreBind may run alongside their neighbours'.
+        self.skip_pre_bind_plugins: set[str] = set()
+        self.parallel_pre_bind_plugins: set[str] = set()
         # Set in the cycles sampled for scheduler_plugin_execution_duration_seconds (plugin_metrics.py).
         self.plugin_recorder = plugin_recorder
         # Set by the scheduling loop: the runtime times the extension points it runs (every cycle).
@@ -40,4 +45,6 @@ class CycleState:
             c._data[key] = clone() if callable(clone) else value
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
+        c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
+        c.parallel_pre_bind_plugins = set(self.parallel_pre_bind_plugins)
         return c

@@ -203,6 +203,9 @@ def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
         actions.append(ActionType.UPDATE_NODE_CONDITION)
     if old.metadata.annotations != new.metadata.annotations:
         actions.append(ActionType.UPDATE_NODE_ANNOTATION)
+    # Compared as lists, as kube-scheduler does: the apiserver keeps them sorted.
+    if old.status.declared_features != new.status.declared_features:
+        actions.append(ActionType.UPDATE_NODE_DECLARED_FEATURE)
     return [ClusterEvent(EventResource.NODE, a) for a in actions]
 
 
@@ -228,23 +231,49 @@ def same_for_scheduling(old: Pod, new: Pod) -> bool:
             and _request_inputs(old) == _request_inputs(new))
 
 
-def assigned_pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
-    """The AssignedPod/Update events of a bound pod's update; the general Update when none fits."""
+def _generated_claims_changed(old: Pod, new: Pod) -> bool:
+    """resourceclaim.PodStatusEqual / PodExtendedStatusEqual: both are compared whole, in order."""
+    a, b = old.status, new.status
+    return ((a.resource_claim_statuses or []) != (b.resource_claim_statuses or [])
+            or a.extended_resource_claim_status != b.extended_resource_claim_status)
+
+
+def _request_actions(old: Pod, new: Pod) -> tuple[ActionType, ...]:
+    # Most updates of a pod are its phase and conditions; parsing its quantities twice for each of
+    # them was a measurable share of the CPU a pod costs.
+    if _request_inputs(old) == _request_inputs(new):
+        return ()
+    old_reqs, new_reqs = pod_requests(old), pod_requests(new)
+    down = (ActionType.UPDATE_POD_SCALE_DOWN,) if _scaled_past(old_reqs, new_reqs) else ()
+    up = (ActionType.UPDATE_POD_SCALE_UP,) if _scaled_past(new_reqs, old_reqs) else ()
+    return down + up
+
+
+def pod_scheduling_properties_change(new: Pod, old: Pod, target: bool) -> list[ClusterEvent]:
+    """kube-scheduler PodSchedulingPropertiesChange: the UpdatePodXYZ events of a pod's update, in
+    its extractors' order (labels, scale down, scale up, scheduling gates eliminated, tolerations,
+    generated resource claims), on AssignedPod when the pod is bound, else TargetPod when the
+    update is the queued pod's own (`target`), else UnscheduledPod; the general Update when none
+    fits (an annotation or a status change), which only a registration of the general Update
+    matches."""
+    resource = (EventResource.ASSIGNED_POD if new.spec.node_name
+                else EventResource.TARGET_POD if target else EventResource.UNSCHEDULED_POD)
     actions: list[ActionType] = []
     if old.metadata.labels != new.metadata.labels:
         actions.append(ActionType.UPDATE_POD_LABEL)
-    # Most updates of a bound pod are its phase and conditions; parsing its quantities twice for
-    # each of them was a measurable share of the CPU a pod costs.
-    if _request_inputs(old) != _request_inputs(new):
-        old_reqs, new_reqs = pod_requests(old), pod_requests(new)
-        if _scaled_past(old_reqs, new_reqs):
-            actions.append(ActionType.UPDATE_POD_SCALE_DOWN)
-        if _scaled_past(new_reqs, old_reqs):
-            actions.append(ActionType.UPDATE_POD_SCALE_UP)
-    if len(old.spec.tolerations) != len(new.spec.tolerations):
-        actions.append(ActionType.UPDATE_POD_TOLERATION)
+    actions.extend(_request_actions(old, new))
     if old.spec.scheduling_gates and not new.spec.scheduling_gates:
         actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
+    # API validation only lets tolerations be added, so a new length is every change.
+    if len(old.spec.tolerations) != len(new.spec.tolerations):
+        actions.append(ActionType.UPDATE_POD_TOLERATION)
+    if _generated_claims_changed(old, new):
+        actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE)
-    return [ClusterEvent(EventResource.ASSIGNED_POD, a) for a in actions]
+    return [ClusterEvent(resource, a) for a in actions]
+
+
+def assigned_pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
+    """The AssignedPod/Update events of a bound pod's update; the general Update when none fits."""
+    return pod_scheduling_properties_change(new, old, target=False)

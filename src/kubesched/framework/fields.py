@@ -178,3 +178,47 @@ def label_value_problem(value: str) -> str | None:
             "or '.', and must start and end with an alphanumeric character"
         )
     return None
+
+
+_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_KEY_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                  "alphanumeric character")
+_DNS1123_SUBDOMAIN_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                          "'.', and must start and end with an alphanumeric character")
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """apimachinery's RegexError."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{x}', " for x in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def label_key_errors(value: str) -> list[str]:
+    """Every message of apimachinery's IsQualifiedName (content.IsLabelKey), word for word; empty when valid."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            if len(prefix.encode()) > 253:
+                errs.append("prefix part must be no more than 253 bytes")
+            if not re.fullmatch(_DNS1123_SUBDOMAIN_FMT, prefix):
+                errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
+                                                          "example.com"))
+    else:
+        return ["a valid label key " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name.encode()) > 63:
+        errs.append("name part must be no more than 63 bytes")
+    if not re.fullmatch(_LABEL_KEY_FMT, name):
+        errs.append("name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
+    return errs

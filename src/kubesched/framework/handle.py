@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from kubesched.framework.extender import Extender
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -134,6 +135,10 @@ class NoNominations:
         return ()
 
 
+# Move these pods to activeQ now (kube-scheduler's Handle.Activate): from unschedulablePods or
+# backoffQ, their PreEnqueue plugins asked again; one in a cycle comes back after its backoff.
+Activator = Callable[[Iterable[Pod]], None]
+
 # Count one preemption attempt (scheduler_preemption_attempts_total).
 PreemptionAttempted = Callable[[], None]
 # Observe how many victims one preemption chose (scheduler_preemption_victims).
@@ -196,6 +201,9 @@ class Handle:
     # How a plugin waits (VolumeBinding's PreBind polls the informers); tests pass a fake.
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     nominator: Nominator = field(default_factory=NoNominations)
+    activate: Activator = _nothing
     preemption_attempted: PreemptionAttempted = _nothing
     victims_chosen: VictimsChosen = _nothing
     volume_stage_failed: VolumeStageFailed = _nothing
+    # The scheduler's extenders (kube-scheduler's Handle.Extenders()), for preemption's callExtenders.
+    extenders: Sequence[Extender] = ()

@@ -19,6 +19,10 @@ class Code(IntEnum):
     PENDING = 6
 
 
+# fwk.Code.String(), by Code value: the words kube-scheduler's messages and metric labels use.
+CODE_NAMES = ("Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending")
+
+
 class Status:
     """A plugin's verdict: a code, reasons shown to users, and the plugin that gave it."""
 

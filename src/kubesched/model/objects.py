@@ -55,12 +55,27 @@ class ResourceRequirements(msgspec.Struct, gc=False, omit_defaults=True):
     claims: list[ResourceClaimRef] = []
 
 
+class ContainerRestartRule(msgspec.Struct, gc=False, omit_defaults=True):
+    """One of a container's `restartPolicyRules`; only the action tells NodeDeclaredFeatures what the
+    pod needs of its node."""
+
+    action: str = ""
+
+
+class VolumeMount(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    """A container's volume mount, only as far as NodeDeclaredFeatures reads it."""
+
+    bind_mount_options: list[str] = []
+
+
 class Container(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     name: str = ""
     image: str = ""
     resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
     ports: list[ContainerPort] = []
     restart_policy: str | None = None
+    restart_policy_rules: list[ContainerRestartRule] = []
+    volume_mounts: list[VolumeMount] = []
 
 
 class NodeSelectorRequirement(msgspec.Struct, gc=False, omit_defaults=True):
@@ -107,6 +122,7 @@ class PodAffinityTerm(msgspec.Struct, rename="camel", gc=False, omit_defaults=Tr
     namespaces: list[str] = []
     topology_key: str = ""
     namespace_selector: LabelSelector | None = None
+    # Merged into label_selector by the apiserver at create; the scheduler does not read them.
     match_label_keys: list[str] = []
     mismatch_label_keys: list[str] = []
 
@@ -204,6 +220,9 @@ class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     tolerations: list[Toleration] = []
     containers: list[Container] = []
     init_containers: list[Container] = []
+    # Read only for their volume mounts (NodeDeclaredFeatures); an EphemeralContainer's JSON has
+    # the fields of a Container that matter here.
+    ephemeral_containers: list[Container] = []
     overhead: dict[str, str] = {}
     # Pod-level requests (PodLevelResources, on by default since 1.34) replace the containers' sum.
     resources: ResourceRequirements | None = None
@@ -215,6 +234,9 @@ class PodSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     topology_spread_constraints: list[TopologySpreadConstraint] = []
     volumes: list[Volume] = []
     resource_claims: list[PodResourceClaim] = []
+    host_network: bool = False
+    # None (absent) and True both mean the host's user namespace.
+    host_users: bool | None = None
 
 
 class PodCondition(msgspec.Struct, gc=False, omit_defaults=True):
@@ -311,11 +333,13 @@ class NodeCondition(msgspec.Struct, gc=False, omit_defaults=True):
     status: str = ""
 
 
-class NodeStatus(msgspec.Struct, gc=False, omit_defaults=True):
+class NodeStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     capacity: dict[str, str] = {}
     allocatable: dict[str, str] = {}
     images: list[ContainerImage] = []
     conditions: list[NodeCondition] = []
+    # The kubelet's features, sorted (the apiserver requires it): NodeDeclaredFeatures matches pods to them.
+    declared_features: list[str] = []
 
 
 class Node(msgspec.Struct, gc=False, omit_defaults=True):

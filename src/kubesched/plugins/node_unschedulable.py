@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.model.objects import Taint
+from kubesched.model.objects import Pod, Taint
 from kubesched.plugins.helper.tolerations import tolerates_taint
 
 NAME = "NodeUnschedulable"
@@ -25,11 +25,13 @@ _REJECTED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE
 class NodeUnschedulable:
     name = NAME
 
-    # A new node, or one uncordoned (reported as a taint change); and a toleration added to the pod.
+    # A new node, or one uncordoned (reported as a taint change); and a toleration of the cordon
+    # added to the pod.
     _EVENTS = (ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-               ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION))
+               ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
+                                    lambda pod, old, new: after_target_pod_toleration_change(new)))
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register(self) -> tuple[ClusterEvent | ClusterEventWithHint, ...]:
         return self._EVENTS
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
@@ -54,3 +56,11 @@ class NodeUnschedulable:
 
 def new(args: Mapping[str, Any]) -> NodeUnschedulable:
     return NodeUnschedulable()
+
+
+def after_target_pod_toleration_change(modified: Pod) -> QueueingHint:
+    """isSchedulableAfterTargetPodTolerationChange: tolerations can only be added, and a pod this
+    plugin rejected did not tolerate the cordon, so only whether it does now matters."""
+    if tolerates_taint(modified.spec.tolerations, _UNSCHEDULABLE_TAINT):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP

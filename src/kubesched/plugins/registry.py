@@ -38,6 +38,7 @@ from kubesched.plugins.helper.storage_lister import StorageLister
 from kubesched.plugins.inter_pod_affinity import NamespaceLister
 from kubesched.plugins.node_affinity import args as node_affinity_args
 from kubesched.plugins.node_affinity import plugin as node_affinity
+from kubesched.plugins.node_declared_features import plugin as node_declared_features
 from kubesched.plugins.node_resources import args as resource_args
 from kubesched.plugins.node_resources import balanced_allocation
 from kubesched.plugins.node_resources import fit as node_resources_fit
@@ -83,6 +84,7 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
         PluginSpec(default_preemption.NAME, functools.partial(default_preemption.new, pdbs=pdbs),
                    args_parser=default_preemption.parse_args),
         PluginSpec(default_binder.NAME, default_binder.new),
+        PluginSpec(node_declared_features.NAME, node_declared_features.new),
         PluginSpec(unsupported_fields.NAME, unsupported_fields.new, args_parser=unsupported_fields.parse_args),
         PluginSpec(volume_binding.NAME, functools.partial(volume_binding.new, storage=storage),
                    args_parser=volume_binding.parse_args),

@@ -37,26 +37,45 @@ class ClusterEventHandlers:
                 # A resize that lowered its requests frees room (AssignedPodUpdate / UpdatePodScaleDown).
                 for event in events.assigned_pod_update_events(old, new):
                     self.queue.move_all_to_active_or_backoff(event)
-        elif eligible(new, self.names):
-            self.queue.update(old, new)
         else:
-            self.queue.delete(new)  # terminating, gated, or handed to another scheduler
+            if eligible(new, self.names):
+                if self.cache.is_assumed(new):
+                    # As kube-scheduler: its binding cycle has the pod, and the nomination that cycle
+                    # writes must not nominate it again on top of the room it holds assumed.
+                    return
+                self.queue.update(old, new)
+            else:
+                self.queue.delete(new)  # terminating, finished, or handed to another scheduler
+            if (_nomination_changed(old, new) and old.spec.scheduler_name in self.names
+                    and not self.cache.is_assumed(new)):
+                self._nominated_pod_gone(old)
 
     def pod_deleted(self, pod: Pod) -> None:
         self.queue.delete(pod)
         if pod.spec.node_name or self.cache.is_assumed(pod):
             self.cache.remove_pod(pod)
             self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, objects=(pod, None))
+        elif pod.status.nominated_node_name and pod.spec.scheduler_name in self.names:
+            self._nominated_pod_gone(pod)
+
+    def _nominated_pod_gone(self, pod: Pod) -> None:
+        """A pod nominated to a node is deleted or nominated elsewhere: pods of lower or equal
+        priority counted it as if it were on that node, so to them the room it held is free now
+        (kube-scheduler's AssignedPodDelete with getLEPriorityPreCheck, from
+        deletePodFromSchedulingQueue and updatePodInSchedulingQueue)."""
+        priority = pod.spec.priority
+        self.queue.move_all_to_active_or_backoff(
+            events.ASSIGNED_POD_DELETE, pre_check=lambda p: p.spec.priority <= priority, objects=(pod, None))
 
     def node_added(self, node: Node) -> None:
         self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff(events.NODE_ADD)
+        self.queue.move_all_to_active_or_backoff(events.NODE_ADD, objects=(None, node))
 
     def node_updated(self, old: Node, new: Node) -> None:
         self.cache.update_node(new)
         # Only what can make a pod fit is an event: not a heartbeat, nor an image list.
         for event in events.node_update_events(old, new):
-            self.queue.move_all_to_active_or_backoff(event)
+            self.queue.move_all_to_active_or_backoff(event, objects=(old, new))
 
     def node_deleted(self, node: Node) -> None:
         self.queue.move_all_to_active_or_backoff(events.NODE_DELETE)
@@ -93,6 +112,11 @@ class ClusterEventHandlers:
             else:
                 h.on_update(old, new)
         return changed
+
+
+def _nomination_changed(old: Pod, new: Pod) -> bool:
+    """kube-scheduler hasNominatedNodeNameChanged: the pod had a nominated node, and has another or none."""
+    return bool(old.status.nominated_node_name) and old.status.nominated_node_name != new.status.nominated_node_name
 
 
 class Move(Protocol):

@@ -21,21 +21,26 @@ from kubesched.backend.cache.cache import Cache
 from kubesched.backend.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.framework import events
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import Extender
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import NOMINATED_NODE_KEY
 from kubesched.framework.plugin_metrics import sampled
+from kubesched.framework.runtime.extenders import extenders_binding, schedule_pod_with_extenders
 from kubesched.framework.runtime.framework import (
     run_bind,
     run_permit,
     run_post_bind,
     run_post_filter,
+    run_post_filter_async,
     run_pre_bind,
+    run_pre_bind_pre_flights,
     run_reserve,
     run_unreserve,
     wait_on_permit,
+    will_wait_on_permit,
 )
 from kubesched.framework.runtime.profile import Profile
-from kubesched.framework.runtime.schedule import NodeCursor, schedule_pod
+from kubesched.framework.runtime.schedule import NodeCursor, ScheduleResult, schedule_pod
 from kubesched.framework.status import Code, SchedulingError, Status
 from kubesched.framework.types import PodInfo
 from kubesched.metrics import (
@@ -49,7 +54,7 @@ log = logging.getLogger("kubesched")
 
 class ConditionPort(Protocol):
     def submit(self, pod: Pod, message: str, reason: str = ..., nominated_node: str | None = ...) -> None: ...
-    def discard(self, uid: str) -> None: ...
+    def discard(self, uid: str, *, with_nomination: bool = ...) -> None: ...
     async def settled(self, uid: str) -> None: ...
 
 
@@ -90,39 +95,80 @@ class Cycles:
     stats: Stats = field(default_factory=Stats)
     # Whether the bind port found the pod already bound, replaced or deleted (ApiWrites.bound_or_gone).
     bound_or_gone: Callable[[str], bool] = field(default=lambda uid: False)
+    # The configured extenders, ignorable ones last; none: every cycle is synchronous.
+    extenders: tuple[Extender, ...] = ()
 
 
     def schedule_one(self, info: QueuedPodInfo) -> None:
-        pod = info.pod
-        profile = self.profiles.get(pod.spec.scheduler_name)
-        if profile is None or pod.spec.node_name or self.cache.node_of(pod.metadata.uid) is not None:
-            self.queue.done(info.uid)
+        """One scheduling cycle, synchronous: the scheduler without extenders."""
+        cycle = self._begin(info)
+        if cycle is None:
             return
-        pm = self.metrics.profiles[profile.scheduler_name]
-        started = time.perf_counter()
-        pod_info = PodInfo(pod)
-        state = CycleState(sampled(self.metrics.plugins, self.sample_rng), point_recorder=pm)
-        self.stats.attempts += 1
+        profile, pod_info, state, started = cycle
         try:
             result = schedule_pod(profile, self.cache.snapshot(), pod_info, rng=self.rng, cursor=self.cursor,
                                   percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
                                   state=state)
         except SchedulingError as exc:
-            self.stats.errors += 1
-            self.stats.cycle_seconds += time.perf_counter() - started
-            self._failed(info, profile, str(exc), reason="SchedulerError", started=started)
+            self._scheduling_error(info, profile, exc, started)
             return
-        algorithm_done = time.perf_counter()
-        elapsed = algorithm_done - started
+        elapsed = time.perf_counter() - started
+        post = None
+        if isinstance(result, FitError) and result.num_all_nodes:
+            post = run_post_filter(profile, state, pod_info, result)
+        self._decided(info, profile, pod_info, state, started, elapsed, result, post)
+
+    async def schedule_one_with_extenders(self, info: QueuedPodInfo) -> None:
+        """One scheduling cycle that calls the extenders, awaiting each (framework/runtime/extenders.py)."""
+        cycle = self._begin(info)
+        if cycle is None:
+            return
+        profile, pod_info, state, started = cycle
+        try:
+            result = await schedule_pod_with_extenders(
+                profile, self.cache.snapshot(), pod_info, extenders=self.extenders, rng=self.rng,
+                cursor=self.cursor, percentage_of_nodes_to_score=self.percentage_of_nodes_to_score, state=state)
+        except SchedulingError as exc:
+            self._scheduling_error(info, profile, exc, started)
+            return
+        elapsed = time.perf_counter() - started
+        post = None
+        if isinstance(result, FitError) and result.num_all_nodes:
+            post = await run_post_filter_async(profile, state, pod_info, result)
+        self._decided(info, profile, pod_info, state, started, elapsed, result, post)
+
+    def _begin(self, info: QueuedPodInfo) -> tuple[Profile, PodInfo, CycleState, float] | None:
+        """The pod's profile, its PodInfo, a fresh cycle state and the start time; None (and the pod
+        done) when it is no longer ours to schedule."""
+        pod = info.pod
+        profile = self.profiles.get(pod.spec.scheduler_name)
+        if profile is None or pod.spec.node_name or self.cache.node_of(pod.metadata.uid) is not None:
+            self.queue.done(info.uid)
+            return None
+        pm = self.metrics.profiles[profile.scheduler_name]
+        started = time.perf_counter()
+        state = CycleState(sampled(self.metrics.plugins, self.sample_rng), point_recorder=pm)
+        self.stats.attempts += 1
+        return profile, PodInfo(pod), state, started
+
+    def _scheduling_error(self, info: QueuedPodInfo, profile: Profile, exc: SchedulingError, started: float) -> None:
+        self.stats.errors += 1
+        self.stats.cycle_seconds += time.perf_counter() - started
+        self._failed(info, profile, str(exc), reason="SchedulerError", started=started)
+
+    def _decided(self, info: QueuedPodInfo, profile: Profile, pod_info: PodInfo, state: CycleState, started: float,
+                 elapsed: float, result: ScheduleResult | FitError, post: Status | None) -> None:
+        """After the algorithm (which took `elapsed`): a FitError (with its PostFilter's status `post`)
+        goes to the failure handler; a node is assumed, reserved and permitted, then bound in the
+        background."""
+        pod = info.pod
         self.stats.cycle_seconds += elapsed
         if isinstance(result, FitError):
             # No node at all is kube-scheduler's ErrNoNodesAvailable ("no nodes available to
             # schedule pods"): schedulingAlgorithm answers before PostFilter and clears the nomination.
             no_nodes = result.num_all_nodes == 0
-            if not no_nodes:
-                post = run_post_filter(profile, state, pod_info, result)
-                if post is not None and post.code == Code.ERROR:
-                    log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
+            if post is not None and post.code == Code.ERROR:
+                log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
             self.stats.unschedulable += 1
             info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
             # kube-scheduler clears the nomination when no PostFilter runs, else writes the one
@@ -166,9 +212,12 @@ class Cycles:
         log.info("unschedulable" if reason == "Unschedulable" else "scheduling error",
                  extra={"pod": f"{pod.metadata.namespace}/{pod.metadata.name}", "reason": reason,
                         "detail": message})
+        latest = self.pods.get(_key(pod)) or pod
+        if latest.metadata.uid == pod.metadata.uid:
+            # Requeued as the informer has it: updates that came while it was assumed were not queued.
+            info.pod = latest
         self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
         self.events.failed_scheduling(pod, message, controller=profile.scheduler_name)
-        latest = self.pods.get(_key(pod)) or pod
         if latest.metadata.uid == pod.metadata.uid:
             # At once, not when the status patch comes back: the next cycle must see the nomination.
             self.queue.nominator.add(latest, nominated_node)
@@ -176,20 +225,22 @@ class Cycles:
 
     async def _binding_cycle(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
                              state: CycleState, started: float) -> None:
-        """Permit's wait, PreBind, Bind, PostBind. Every way out but a bound pod unreserves,
-        forgets the assumed pod and hands it to the failure handler: an assumed pod never
-        expires, so a path that skipped this would keep the node's room taken for good."""
+        """The pre-flights and the nomination, Permit's wait, PreBind, Bind, PostBind. Every way out
+        but a bound pod unreserves, forgets the assumed pod and hands it to the failure handler: an
+        assumed pod never expires, so a path that skipped this would keep the node's room taken for
+        good."""
         pod = info.pod
         pm = self.metrics.profiles[profile.scheduler_name]
         status: Status | None = Status(Code.ERROR, "binding cycle interrupted")
         bound = False
         try:
-            await self.conditions.settled(pod.metadata.uid)
-            status = await wait_on_permit(profile.handle.waiting_pods, pod_info)
+            status = await self._expect(pod_info, node, profile, state)
+            if status is None:
+                status = await wait_on_permit(profile.handle.waiting_pods, pod_info)
             if status is None:
                 status = await run_pre_bind(profile, state, pod_info, node)
             if status is None:
-                status = await run_bind(profile, state, pod_info, node)
+                status = await self._bind(profile, state, pod_info, node)
             bound = status is None
         except Exception as e:
             status = Status(Code.ERROR, f"{type(e).__name__}: {e}")
@@ -206,6 +257,41 @@ class Cycles:
         self.events.scheduled(pod, node, controller=profile.scheduler_name)
         run_post_bind(profile, state, pod_info, node)
         log.debug("bound", extra={"pod": pod_info.key, "node": node})
+
+    async def _expect(self, pod_info: PodInfo, node: str, profile: Profile, state: CycleState) -> Status | None:
+        """NominatedNodeNameForExpectation (on in v1.37): the PreBind plugins' pre-flights, then,
+        when PreBind has work or Permit made the pod wait, status.nominatedNodeName set to the
+        node, so that others see where the pod is going while it is not bound yet (the apiserver
+        clears it when it binds the pod). A failed write is logged and binding goes on; a failed
+        pre-flight fails the binding cycle."""
+        pod = pod_info.pod
+        uid = pod.metadata.uid
+        flight = run_pre_bind_pre_flights(profile, state, pod_info, node)
+        failed = flight is not None and flight.code != Code.SKIP
+        nominate = not failed and (flight is None or will_wait_on_permit(profile.handle.waiting_pods, pod_info))
+        if nominate:
+            # A nomination an earlier failed cycle left unsent is superseded by this one.
+            self.conditions.discard(uid, with_nomination=True)
+        # A condition being written lands before anything this cycle writes.
+        await self.conditions.settled(uid)
+        if failed:
+            # Not left waiting at Permit: wait_on_permit, which removes it, is not reached.
+            profile.handle.waiting_pods.remove(uid)
+            return flight
+        if nominate and pod.status.nominated_node_name != node:
+            written = await profile.handle.nominate_pod(pod, node)
+            if written is not None:
+                log.error("Failed to update the nominated node name in the binding cycle",
+                          extra={"pod": pod_info.key, "nominatedNodeName": node, "detail": written.message()})
+        return None
+
+    async def _bind(self, profile: Profile, state: CycleState, pod_info: PodInfo, node: str) -> Status | None:
+        """kube-scheduler's bind: an interested extender that binds goes first, else the Bind plugins."""
+        if self.extenders:
+            bound, status = await extenders_binding(self.extenders, pod_info.pod, node)
+            if bound:
+                return status
+        return await run_bind(profile, state, pod_info, node)
 
     def _scheduled(self, info: QueuedPodInfo, pm: ProfileMetrics, started: float) -> None:
         """kube-scheduler's metrics for a bound pod: the attempt (from its cycle's start), the

@@ -14,7 +14,7 @@ import gc
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from kubesched.api import (
@@ -28,9 +28,16 @@ from kubesched.api import (
 )
 from kubesched.api.leaderelection import LeaderElector
 from kubesched.backend.cache.cache import Cache
-from kubesched.backend.queue import PodNominator, SchedulingQueue, eligible
+from kubesched.backend.queue import (
+    DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+    PodNominator,
+    SchedulingQueue,
+    eligible,
+)
+from kubesched.config.features import FeatureGates
 from kubesched.config.types import SchedulerConfig
-from kubesched.framework.events import EventResource
+from kubesched.framework.events import WILDCARD, EventResource, Registration
+from kubesched.framework.extender import EXTENDER_NAME, Extender, ordered
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
 from kubesched.framework.registry import PluginSpec
@@ -78,7 +85,11 @@ class Scheduler:
     def __init__(self, client: ApiClient, config: SchedulerConfig, *, rng: random.Random | None = None,
                  max_binds_in_flight: int = 64, out_of_tree: Iterable[PluginSpec] = (),
                  failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic,
-                 elector: LeaderElector | None = None) -> None:
+                 elector: LeaderElector | None = None, features: FeatureGates | None = None,
+                 max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+                 extenders: Sequence[Extender] = ()) -> None:
+        # `features` are read here and in the components this builds, which get plain booleans.
+        features = features or FeatureGates()
         self.client = client
         self.config = config
         self.cache = Cache()
@@ -96,16 +107,22 @@ class Scheduler:
                              jobs=self.jobs, bind_pod=writes.bind_pod, nominate_pod=writes.nominate_pod,
                              delete_victim=writes.delete_victim, disrupt_victim=writes.disrupt_victim,
                              write_volume=writes.write_volume, write_claim=writes.write_claim,
-                             resource_claims=writes.resource_claims, spawn=self._spawn_background)
+                             resource_claims=writes.resource_claims, spawn=self._spawn_background,
+                             extenders=ordered(extenders))
+        self.extenders = self.handle.extenders
         self.profiles: dict[str, Profile] = build_profiles(config, sources, self.handle, out_of_tree)
         self.names = frozenset(self.profiles)
         self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
                                      max_backoff=config.pod_max_backoff_seconds,
-                                     plugin_events={name: p.plugin_events() for name, p in self.profiles.items()},
+                                     max_in_unschedulable=max_in_unschedulable,
+                                     pop_from_backoff=features.scheduler_pop_from_backoff_q,
+                                     plugin_events={name: with_extender_events(p.plugin_events(), self.extenders)
+                                                    for name, p in self.profiles.items()},
                                      pre_enqueue={name: p.pre_enqueue for name, p in self.profiles.items()},
                                      queue_sort=_one_queue_sort(self.profiles),
                                      nominator=PodNominator(self.pods))
         self.handle.nominator = self.queue.nominator
+        self.handle.activate = self.queue.activate
         handlers = self.handlers = ClusterEventHandlers(self.cache, self.queue, self.names)
         self.jobs.handler = Handlers(handlers.job_changed, handlers.job_updated, handlers.job_deleted)
         self.conditions = ConditionWriter(client)
@@ -126,7 +143,7 @@ class Scheduler:
         sources.device_classes.handler = handlers.storage_handlers(EventResource.DEVICE_CLASS)
         self.cycles = Cycles(self.profiles, self.cache, self.queue, self.conditions, self.events, self.pods,
                              self.metrics, config.percentage_of_nodes_to_score, rng or random.Random(),
-                             bound_or_gone=writes.bound_or_gone)
+                             bound_or_gone=writes.bound_or_gone, extenders=tuple(self.extenders))
         self.binds = self.cycles.binds
         self.stats = self.cycles.stats
         self.schedule_one = self.cycles.schedule_one
@@ -330,7 +347,10 @@ class Scheduler:
                     continue
                 info.pod = latest
             try:
-                self.schedule_one(info)
+                if self.extenders:
+                    await self.cycles.schedule_one_with_extenders(info)
+                else:
+                    self.schedule_one(info)
             except Exception:
                 # A bug must cost one pod a backoff, not stop the scheduler.
                 log.exception("scheduling cycle failed", extra={"pod": info.key})
@@ -359,6 +379,16 @@ class Scheduler:
     def _spawn_background(self, coro: Coroutine[Any, Any, Any], name: str) -> object:
         """The handle's task port (preemption's writes): run with the scheduler's background tasks."""
         return self._background.spawn(coro, name=name)
+
+
+def with_extender_events(events: dict[str, tuple[Registration, ...]],
+                         extenders: Sequence[Extender]) -> dict[str, tuple[Registration, ...]]:
+    """A profile's queueing events, with "Extender" moving a pod on every event when extenders are
+    configured (kube-scheduler registers a default enqueue extension under that name): extenders
+    say nothing about what could make a node they rejected fit."""
+    if not extenders:
+        return events
+    return {**events, EXTENDER_NAME: (WILDCARD,)}
 
 
 def _one_queue_sort(profiles: Mapping[str, Profile]) -> QueueSortPlugin | None:

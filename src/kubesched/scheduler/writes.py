@@ -88,13 +88,14 @@ class ApiWrites:
         return await _written(volumes.write_claim(self.client, pvc))
 
     async def delete_victim(self, pod: Pod, message: str, preemptor: Pod | None = None) -> Status | None:
-        """The preemption port: delete the victim (only that uid) and say why in an event, from the
-        preemptor's profile; a victim already gone gets none (kube-scheduler's PreemptPod).
+        """The preemption port: delete the victim by name, with no precondition, as kube-scheduler's
+        util.DeletePod does, and say why in an event, from the preemptor's profile; a victim already
+        gone gets none (kube-scheduler's PreemptPod).
         kube-scheduler names the preemptor as the event's related object, but its events.k8s.io
         recorder cannot make a reference of an informer's pod (no kind), so the event it writes has
         none; neither has this one."""
         meta = pod.metadata
-        body = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": meta.uid}}
+        body = {"kind": "DeleteOptions", "apiVersion": "v1"}
         resp = await self.client.request("DELETE", f"/api/v1/namespaces/{meta.namespace}/pods/{meta.name}",
                                          body=body)
         if resp.status == 404:

@@ -37,6 +37,7 @@ from kubesched.serving.auth import (
     Unauthenticated,
     forbidden_message,
 )
+from kubesched.serving.profiling import profiling_routes
 
 log = logging.getLogger("kubesched")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -47,8 +48,13 @@ class Endpoints:
     exposition: Callable[[], bytes]
     ready: Callable[[], bool]
     health: Callable[[], str | None]
-    # /debug/kubesched/state's JSON (internal map sizes, the cache comparer's result): plain HTTP only.
+    # /debug/kubesched/state's JSON (internal map sizes, the cache comparer's result): plain HTTP only,
+    # and with profiling on.
     debug: Callable[[], dict[str, Any]] | None = None
+    # enableProfiling: /debug/pprof/ and /debug/flags/v (kubesched.serving.profiling), which sets
+    # the log verbosity through `set_verbosity`.
+    profiling: bool = False
+    set_verbosity: Callable[[int], None] | None = None
 
 
 def _routes(endpoints: Endpoints) -> list[web.RouteDef]:
@@ -67,11 +73,14 @@ def _routes(endpoints: Endpoints) -> list[web.RouteDef]:
 
     routes = [web.get("/healthz", healthz), web.get("/livez", healthz), web.get("/readyz", readyz),
               web.get("/metrics", metrics_page)]
-    debug = endpoints.debug
+    # enableProfiling governs every /debug/ path, kubesched's own state page too.
+    debug = endpoints.debug if endpoints.profiling else None
     if debug is not None:
         async def debug_page(_: web.Request) -> web.Response:
             return web.json_response(debug())
         routes.append(web.get("/debug/kubesched/state", debug_page))
+    if endpoints.profiling:
+        routes.extend(profiling_routes(endpoints.set_verbosity))
     return routes
 
 

@@ -264,3 +264,17 @@ def test_a_written_event_is_kept_as_its_json_and_read_back_whole() -> None:
     assert asyncio.run(wait_then_read()) == event
     assert isinstance(cached._event, bytes)
     assert len(cached._event) < 200
+
+
+@pytest.mark.parametrize(("nominated", "with_nomination", "left"), [
+    pytest.param("n1", False, ("p", None, "", "n1"), id="the-nomination-is-still-written"),
+    pytest.param("n1", True, None, id="superseded-by-the-binding-cycles"),
+    pytest.param("", False, None, id="nothing-to-nominate"),
+])
+def test_discard_keeps_only_a_pending_nomination_unless_told(nominated: str, with_nomination: bool,
+                                                             left: tuple[str, None, str, str] | None) -> None:
+    writer = ConditionWriter(cast(ApiClient, None))
+    writer.submit(make_pod(), "0/3 nodes are available: ...", nominated_node=nominated)
+    writer.discard("u1", with_nomination=with_nomination)
+    pending = writer._pending.get("u1")
+    assert (None if pending is None else (pending[0].metadata.name, *pending[1:])) == left

@@ -11,7 +11,15 @@ from kubesched.backend.queue import FakeClock, QueuedPodInfo, SchedulingQueue, e
 from kubesched.framework import events
 from kubesched.framework.interface import QueuedEntity
 from kubesched.framework.status import Code, Status
-from kubesched.model.objects import ObjectMeta, Pod, PodSpec, PodStatus, SchedulingGate
+from kubesched.model.objects import (
+    Container,
+    ObjectMeta,
+    Pod,
+    PodSpec,
+    PodStatus,
+    ResourceRequirements,
+    SchedulingGate,
+)
 
 
 def make_pod(name: str, priority: int = 0, **spec: object) -> Pod:
@@ -235,9 +243,13 @@ def test_update_in_active_keeps_position_and_refreshes_pod(clock: FakeClock) -> 
     assert first.pod is newer
 
 
-def test_update_of_unschedulable_pod_requeues_only_on_spec_change(clock: FakeClock) -> None:
-    q = new_queue(clock)
-    old = make_pod("a")
+_FIT_EVENTS = {"kubesched": {"NodeResourcesFit": (
+    events.ClusterEvent(events.EventResource.TARGET_POD, events.ActionType.UPDATE_POD_SCALE_DOWN),)}}
+
+
+def test_update_of_unschedulable_pod_requeues_only_on_an_event_its_rejector_registered(clock: FakeClock) -> None:
+    q = SchedulingQueue(clock, plugin_events=_FIT_EVENTS)
+    old = make_pod("a", containers=[_container("2")])
     q.add(old)
     info = q.pop_nowait()
     assert info is not None
@@ -249,12 +261,20 @@ def test_update_of_unschedulable_pod_requeues_only_on_spec_change(clock: FakeClo
     )
     q.update(old, status_only)
     assert q.where(info.uid) == "unschedulable"
-    clock.step(5)
     relabelled = msgspec.structs.replace(
         status_only, metadata=msgspec.structs.replace(status_only.metadata, labels={"x": "y"})
     )
     q.update(status_only, relabelled)
+    assert (q.where(info.uid), info.pod) == ("unschedulable", relabelled)
+    clock.step(5)
+    smaller = msgspec.structs.replace(relabelled, spec=msgspec.structs.replace(relabelled.spec,
+                                                                               containers=[_container("1")]))
+    q.update(relabelled, smaller)
     assert q.where(info.uid) == "active"
+
+
+def _container(cpu: str) -> Container:
+    return Container(name="c", resources=ResourceRequirements(requests={"cpu": cpu}))
 
 
 def test_update_while_in_flight_is_applied_on_requeue(clock: FakeClock) -> None:
@@ -438,3 +458,103 @@ def test_without_popping_from_backoff_pre_enqueue_runs_when_backoff_completes(cl
     q.flush_backoff_completed()
     assert q.where(a.uid) == "unschedulable"
     assert a.gated
+
+
+def _gated(clock: FakeClock, hold: _Hold) -> tuple[SchedulingQueue, Pod]:
+    q = SchedulingQueue(clock, pre_enqueue={"kubesched": [hold]}, plugin_events={"kubesched": {}})
+    pod = make_pod("a")
+    hold.held.add("a")
+    q.add(pod)
+    assert q.where(pod.metadata.uid) == "unschedulable"
+    return q, pod
+
+
+@pytest.mark.parametrize(("released", "after", "where"), [
+    pytest.param(True, 301.0, "active", id="released-flushed"),
+    pytest.param(True, 299.0, "unschedulable", id="released-not-yet"),
+    pytest.param(False, 301.0, "unschedulable", id="still-held"),
+])
+def test_the_leftover_flush_asks_a_gated_pods_pre_enqueue_again(clock: FakeClock, released: bool, after: float,
+                                                                where: str) -> None:
+    # kube-scheduler's flushUnschedulableEntitiesLeftover re-evaluates gated pods too: a plugin that
+    # gated a pod and no event of its own came is asked again after 5 minutes.
+    hold = _Hold()
+    q, pod = _gated(clock, hold)
+    if released:
+        hold.held.clear()
+    clock.step(after)
+    q.flush_unschedulable_leftover()
+    assert q.where(pod.metadata.uid) == where
+
+
+def test_a_pod_still_gated_after_the_flush_waits_five_more_minutes(clock: FakeClock) -> None:
+    hold = _Hold()
+    q, pod = _gated(clock, hold)
+    clock.step(301.0)
+    assert q.flush_unschedulable_leftover() == 0
+    asked = hold.asked
+    clock.step(30.0)
+    q.flush_unschedulable_leftover()
+    assert hold.asked == asked  # its flush time counts, not its arrival
+    clock.step(271.0)
+    hold.held.clear()
+    assert q.flush_unschedulable_leftover() == 1
+    assert q.where(pod.metadata.uid) == "active"
+
+
+def test_activate_moves_an_unschedulable_or_backing_off_pod_to_active(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    for name in ("u", "b"):
+        q.add(make_pod(name))
+        info = q.pop_nowait()
+        assert info is not None
+        reject(q, info)
+    # b had an event of interest: in backoffQ; u waits in unschedulablePods.
+    b = make_pod("b")
+    q._unschedulable.pop(b.metadata.uid)
+    q._backoff.push(b.metadata.uid, QueuedPodInfo(pod=b, timestamp=clock.now(), unschedulable_count=1,
+                                                  unschedulable_plugins={"NodeResourcesFit"}))
+    assert (q.where("uid-u"), q.where("uid-b")) == ("unschedulable", "backoff")
+    q.activate([make_pod("u"), b, make_pod("unknown")])
+    assert (q.where("uid-u"), q.where("uid-b"), q.where("uid-unknown")) == ("active", "active", None)
+
+
+@pytest.mark.parametrize(("held", "where"), [
+    pytest.param(False, "active", id="released"),
+    pytest.param(True, "unschedulable", id="still-held"),
+])
+def test_activate_asks_pre_enqueue(clock: FakeClock, held: bool, where: str) -> None:
+    hold = _Hold()
+    q, pod = _gated(clock, hold)
+    if not held:
+        hold.held.clear()
+    q.activate([pod])
+    assert q.where(pod.metadata.uid) == where
+
+
+def test_a_pod_activated_in_flight_comes_back_after_backoff(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    q.activate([info.pod])
+    reject(q, info)
+    assert q.where(info.uid) == "backoff"
+
+
+@pytest.mark.parametrize(("cpu", "where"), [
+    pytest.param("1", "backoff", id="scaled-down"),
+    pytest.param("2", "unschedulable", id="only-relabelled"),
+])
+def test_an_update_in_flight_counts_only_if_a_rejector_registered_its_event(clock: FakeClock, cpu: str,
+                                                                            where: str) -> None:
+    q = SchedulingQueue(clock, plugin_events=_FIT_EVENTS)
+    old = make_pod("a", containers=[_container("2")])
+    q.add(old)
+    info = q.pop_nowait()
+    assert info is not None
+    new = msgspec.structs.replace(old, metadata=msgspec.structs.replace(old.metadata, labels={"x": "y"}),
+                                  spec=msgspec.structs.replace(old.spec, containers=[_container(cpu)]))
+    q.update(old, new)
+    reject(q, info)
+    assert (q.where(info.uid), info.pod) == (where, new)

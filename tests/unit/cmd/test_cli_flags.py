@@ -7,13 +7,15 @@ from pathlib import Path
 
 import click
 import pytest
+import yaml
 from click.testing import CliRunner
 
-from kubesched.cmd.flags import apply_client_flags, check_master, log_settings, with_master
+from kubesched.cmd.flags import apply_deprecated, check_master, log_settings, with_master
 from kubesched.cmd.main import main
 from kubesched.cmd.serving_flags import from_flags
 from kubesched.config import load, loads
 from kubesched.config.dump import dumps
+from kubesched.config.plugins import KUBE_SCHEDULER_DEFAULT_PLUGINS
 from kubesched.serving.options import OptionsError, ServingOptions
 from tests.paths import REPO as REPO_ROOT
 
@@ -40,9 +42,11 @@ def test_contradicting_log_formats_are_refused() -> None:
 
 def test_kube_api_qps_and_burst_apply_only_without_config() -> None:
     config = load(None)
-    changed, ignored = apply_client_flags(config, None, 500.0, None)
+    flags = {"kube_api_qps": 500.0, "kube_api_burst": None, "leader_elect": None}
+    changed, ignored = apply_deprecated(config, None, flags)
     assert (changed.client_connection.qps, changed.client_connection.burst, ignored) == (500.0, 100, [])
-    same, ignored = apply_client_flags(config, "my.yaml", 500.0, 7)
+    assert flags == {"leader_elect": None}  # the deprecated flags are taken, the others left
+    same, ignored = apply_deprecated(config, "my.yaml", {"kube_api_qps": 500.0, "kube_api_burst": 7})
     assert same is config
     assert ignored == ["--kube-api-qps", "--kube-api-burst"]
 
@@ -135,3 +139,39 @@ def test_write_config_to_writes_what_runs_and_exits(tmp_path: Path) -> None:
     assert code == 0, text
     cc = loads((tmp_path / "qps.yaml").read_text()).client_connection
     assert (cc.qps, cc.burst) == (300.0, 600)
+
+
+# What kube-scheduler v1.37.2 itself writes with --write-config-to and no --config.
+KUBE_SCHEDULER_DUMP = Path(__file__).parent / "testdata" / "kube-scheduler-v1.37.2-write-config-to.yaml"
+# Its fields kubesched has no equivalent of (reported, not refused, when a config sets them).
+KUBE_SCHEDULER_ONLY = ("parallelism",
+                       "clientConnection.contentType (application/vnd.kubernetes.protobuf; kubesched uses "
+                       "application/json)")
+
+
+def test_write_config_to_runs_kube_schedulers_default_profile(tmp_path: Path) -> None:
+    """kube-scheduler writes its default profile as one multiPoint list; kubesched writes every
+    extension point expanded. Read back, both are the same profile: kube-scheduler's list is
+    kubesched's, and every plugin of it is one kubesched runs (in kube-scheduler's order, its own
+    CronJobPool and UnsupportedPodFields added)."""
+    reference = yaml.safe_load(KUBE_SCHEDULER_DUMP.read_text())
+    multi_point = reference["profiles"][0]["plugins"]["multiPoint"]["enabled"]
+    assert [(p["name"], p["weight"]) for p in multi_point] == [(n, w or 0) for n, w in KUBE_SCHEDULER_DEFAULT_PLUGINS]
+    theirs = loads(KUBE_SCHEDULER_DUMP.read_text())
+    assert theirs.unimplemented == KUBE_SCHEDULER_ONLY  # no plugin among them
+    out = tmp_path / "effective.yaml"
+    code, text = _run(f"--write-config-to={out}")
+    assert code == 0, text
+    ours = loads(out.read_text())
+    assert ours.profiles[0].plugins == theirs.profiles[0].plugins
+    # DynamicResourcesArgs included: filterTimeout 10s, bindingTimeout 10m0s, written as kube-scheduler does.
+    assert theirs.profiles[0].plugin_args == ours.profiles[0].plugin_args
+    for field in ("percentage_of_nodes_to_score", "pod_initial_backoff_seconds", "pod_max_backoff_seconds"):
+        assert getattr(ours, field) == getattr(theirs, field), field
+    ours_le, theirs_le = ours.leader_election, theirs.leader_election
+    assert (ours_le.lease_duration_seconds, ours_le.renew_deadline_seconds, ours_le.retry_period_seconds,
+            ours_le.resource_lock, ours_le.resource_namespace) == (
+        theirs_le.lease_duration_seconds, theirs_le.renew_deadline_seconds, theirs_le.retry_period_seconds,
+        theirs_le.resource_lock, theirs_le.resource_namespace)
+    assert (ours.client_connection.qps, ours.client_connection.burst) == (
+        theirs.client_connection.qps, theirs.client_connection.burst)

@@ -33,7 +33,7 @@ DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit
 # kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
 DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
                   "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                  "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
+                  "PodTopologySpread", "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"]
 
 
 def names(profile: ProfileConfig, point: str) -> list[str]:
@@ -41,8 +41,8 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
 
 
 # UnsupportedPodFields stands before VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity;
-# DynamicResources comes last.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-5], "UnsupportedPodFields", *DEFAULT_FILTER[-5:]]
+# DynamicResources and NodeDeclaredFeatures come last, as in kube-scheduler.
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-6], "UnsupportedPodFields", *DEFAULT_FILTER[-6:]]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,
@@ -261,10 +261,9 @@ def test_plugin_args_defaults(plugin: str, args: str, expected: dict[str, Any]) 
 
 
 UNIMPLEMENTED_CASES = [
-    pytest.param("extenders:\n  - urlPrefix: http://x\n", ["extenders"], id="extenders"),
+    pytest.param("extenders:\n  - urlPrefix: http://x\n", [], id="extenders-are-implemented"),
     pytest.param("parallelism: 16\n", ["parallelism"], id="parallelism"),
-    pytest.param("enableProfiling: true\nenableContentionProfiling: true\n",
-                 ["enableProfiling", "enableContentionProfiling"], id="profiling"),
+    pytest.param("enableProfiling: false\nenableContentionProfiling: true\n", [], id="profiling-is-implemented"),
     pytest.param("delayCacheUntilActive: true\n", ["delayCacheUntilActive"], id="delay-cache"),
     pytest.param("extenders: []\n", [], id="empty-extenders-is-nothing"),
     pytest.param("leaderElection:\n  leaderElect: false\n  resourceName: x\n", [], id="leader-election-is-implemented"),
@@ -294,6 +293,17 @@ UNIMPLEMENTED_CASES = [
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        disabled:\n          - name: DynamicResources\n",
                  [], id="disabling-unimplemented-default-is-nothing"),
 ]
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    pytest.param("", (True, True), id="defaults"),
+    pytest.param("enableProfiling: false\n", (False, False), id="contention-follows-profiling"),
+    pytest.param("enableProfiling: false\nenableContentionProfiling: true\n", (False, True), id="both-given"),
+    pytest.param("enableContentionProfiling: false\n", (True, False), id="contention-off"),
+])
+def test_profiling_defaults_are_kube_schedulers(body: str, expected: tuple[bool, bool]) -> None:
+    config = loads(HEAD + body)
+    assert (config.enable_profiling, config.enable_contention_profiling) == expected
 
 
 @pytest.mark.parametrize(("body", "expected"), UNIMPLEMENTED_CASES)

@@ -93,7 +93,7 @@ CASES = [
     pytest.param(profile("plugins:\n  score:\n    enabled:\n      - name: Foo"),
                  'profiles[0].plugins.score.enabled[0].name: Unsupported value: "Foo": supported values: '
                  '"CronJobPool", "DefaultBinder", "DefaultPreemption", "DynamicResources", "ImageLocality", '
-                 '"InterPodAffinity", "NodeAffinity", "NodeName", "NodePorts", '
+                 '"InterPodAffinity", "NodeAffinity", "NodeDeclaredFeatures", "NodeName", "NodePorts", '
                  '"NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", '
                  '"PodTopologySpread", "PrioritySort", "SchedulingGates", "TaintToleration", "UnsupportedPodFields", '
                  '"VolumeBinding", "VolumeRestrictions", "VolumeZone" '

@@ -19,8 +19,8 @@ EXPORTED = [
     "MAX_NODE_SCORE", "ActionType", "ArgsParser", "BindPlugin", "ClusterEvent", "Code", "CycleState",
     "Diagnosis", "EventResource", "FilterPlugin", "FitError", "Handle", "NodeCursor", "NodeInfo",
     "PermitPlugin", "PluginFactory", "PluginSpec", "PodInfo", "PostBindPlugin", "PostFilterPlugin",
-    "PreBindPlugin", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult", "PreScorePlugin",
-    "Profile", "ProfileError", "QueueSortPlugin", "Registry", "ReservePlugin", "ScheduleResult",
+    "PreBindPlugin", "PreBindPreFlightResult", "PreEnqueuePlugin", "PreFilterPlugin", "PreFilterResult",
+    "PreScorePlugin", "Profile", "ProfileError", "QueueSortPlugin", "Registry", "ReservePlugin", "ScheduleResult",
     "SchedulingError", "ScorePlugin", "Snapshot", "Status", "build_profile", "num_feasible_nodes_to_find",
     "schedule_pod",
 ]

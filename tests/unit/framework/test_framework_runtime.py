@@ -16,13 +16,15 @@ from kubesched.config.types import PluginRef, ProfileConfig
 from kubesched.framework import CycleState, PodInfo, SchedulingError, Status
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
-from kubesched.framework.interface import Rows, Scores
+from kubesched.framework.interface import PreBindPreFlightResult, Rows, Scores
 from kubesched.framework.runtime.framework import (
+    _pre_bind_groups,
     run_bind,
     run_permit,
     run_post_bind,
     run_post_filter,
     run_pre_bind,
+    run_pre_bind_pre_flights,
     run_reserve,
     run_unreserve,
     wait_on_permit,
@@ -176,6 +178,93 @@ async def test_pre_bind_error_stops_and_post_bind_runs_all() -> None:
     assert status == Status(Code.ERROR, 'running PreBind plugin "a": boom', plugin="a")
     run_post_bind(profile, CycleState(), POD, "n1")
     assert log.calls == ["a.pre_bind", "a.post_bind", "b.post_bind"]
+
+
+class PreFlight(Fake):
+    """A Fake whose PreBind has a pre-flight answering `answers["pre_flight"]` (Success when absent),
+    in parallel when `answers["parallel"]`."""
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo,
+                            node_name: str) -> tuple[PreBindPreFlightResult | None, Status | None]:
+        return PreBindPreFlightResult(bool(self.answers.get("parallel"))), self._answer("pre_flight")
+
+
+def pre_flights(plugins: dict[str, dict[str, Any]], log: Recorder) -> Profile:
+    """A profile of PreBind plugins: with a pre-flight, unless their answers say "no_pre_flight"."""
+    registry = {name: (lambda args, n=name, a=answers: (Fake if a.get("no_pre_flight") else PreFlight)(n, log, a))
+                for name, answers in plugins.items()}
+    return build_profile(ProfileConfig("test", {"preBind": tuple(PluginRef(n) for n in plugins)}), registry)
+
+
+@pytest.mark.parametrize(("answers", "want", "skipped"), [
+    pytest.param({"a": {"pre_flight": SKIP}, "b": {"pre_flight": SKIP}}, SKIP, {"a", "b"}, id="all-skip"),
+    pytest.param({"a": {"pre_flight": SKIP}, "b": {}}, None, {"a"}, id="one-has-work"),
+    pytest.param({"a": {"pre_flight": SKIP}, "b": {"no_pre_flight": True}}, None, {"a"},
+                 id="no-pre-flight-has-work"),
+    pytest.param({}, SKIP, set(), id="no-pre-bind-plugins"),
+    pytest.param({"a": {"pre_flight": ERROR}, "b": {}},
+                 Status(Code.ERROR, 'running PreBindPreFlight "a": boom', plugin="a"), set(), id="error"),
+    pytest.param({"a": {"pre_flight": UNSCHED}},
+                 Status(Code.ERROR, 'PreBindPreFlight a returned "Unschedulable", which is unsupported. It is '
+                                    "supposed to return Success, Skip, or Error status"), set(), id="unsupported"),
+])
+def test_pre_bind_pre_flights(answers: dict[str, dict[str, Any]], want: Status | None, skipped: set[str]) -> None:
+    state = CycleState()
+    assert run_pre_bind_pre_flights(pre_flights(answers, Recorder()), state, POD, "n1") == want
+    assert state.skip_pre_bind_plugins == skipped
+
+
+async def test_pre_bind_runs_only_the_plugins_their_pre_flight_did_not_skip() -> None:
+    log = Recorder()
+    profile = pre_flights({"a": {"pre_flight": SKIP}, "b": {}, "c": {"no_pre_flight": True}}, log)
+    state = CycleState()
+    assert run_pre_bind_pre_flights(profile, state, POD, "n1") is None
+    assert await run_pre_bind(profile, state, POD, "n1") is None
+    assert log.calls == ["a.pre_flight", "b.pre_flight", "b.pre_bind", "c.pre_bind"]
+
+
+class Handoff(PreFlight):
+    """PreBind plugins that finish only together: run one after the other, they would never end."""
+
+    def __init__(self, name: str, log: Recorder, answers: Mapping[str, Any], events: dict[str, asyncio.Event]) -> None:
+        super().__init__(name, log, answers)
+        self.events = events
+
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        self.events[self.name].set()
+        for other in self.events.values():
+            await other.wait()
+        if self.answers.get("fail"):
+            return ERROR
+        await asyncio.sleep(10)  # cancelled when the other fails
+        self.log.calls.append(f"{self.name}.finished")
+        return None
+
+
+async def test_parallel_pre_bind_plugins_run_together_and_the_first_failure_cancels_the_rest() -> None:
+    log = Recorder()
+    events = {"a": asyncio.Event(), "b": asyncio.Event()}
+    answers = {"a": {"parallel": True}, "b": {"parallel": True, "fail": True}}
+    registry = {n: (lambda args, n=n: Handoff(n, log, answers[n], events)) for n in answers}
+    profile = build_profile(ProfileConfig("test", {"preBind": (PluginRef("a"), PluginRef("b"))}), registry)
+    state = CycleState()
+    assert run_pre_bind_pre_flights(profile, state, POD, "n1") is None
+    assert state.parallel_pre_bind_plugins == {"a", "b"}
+    status = await asyncio.wait_for(run_pre_bind(profile, state, POD, "n1"), 5)
+    assert status == Status(Code.ERROR, 'running PreBind plugin "b": boom', plugin="b")
+    assert "a.finished" not in log.calls
+
+
+@pytest.mark.parametrize(("parallel", "skip", "groups"), [
+    pytest.param({"a", "b", "d"}, set(), [["a", "b"], ["c"], ["d"]], id="a-serial-plugin-ends-a-group"),
+    pytest.param({"a", "b", "c"}, {"b"}, [["a", "c"], ["d"]], id="a-skipped-parallel-plugin-keeps-it"),
+    pytest.param({"a", "c"}, {"b"}, [["a"], ["c"], ["d"]], id="a-skipped-serial-plugin-still-ends-it"),
+])
+def test_pre_bind_groups(parallel: set[str], skip: set[str], groups: list[list[str]]) -> None:
+    profile = pre_flights({n: {} for n in "abcd"}, Recorder())
+    state = CycleState()
+    state.parallel_pre_bind_plugins, state.skip_pre_bind_plugins = parallel, skip
+    assert [[pl.name for pl in g] for g in _pre_bind_groups(profile, state)] == groups
 
 
 class OutOfRange:

@@ -52,6 +52,7 @@ IN_TREE_POINTS = {
     "NodeVolumeLimits": {"preFilter", "filter"},
     "VolumeZone": {"preFilter", "filter"},
     "DynamicResources": {"preEnqueue", "preFilter", "filter", "postFilter", "score", "reserve", "preBind"},
+    "NodeDeclaredFeatures": {"preFilter", "filter"},
 }
 
 

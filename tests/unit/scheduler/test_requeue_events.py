@@ -11,7 +11,7 @@ from kubesched.config import load
 from kubesched.framework import events
 from kubesched.model.objects import Job, Node, ObjectMeta, OwnerReference, Pod
 from kubesched.scheduler.scheduler import Scheduler
-from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
+from tests.builders import NodeBuilder, PodBuilder, label_selector, make_node, make_pod
 
 PROFILE = "kubesched"
 
@@ -102,6 +102,12 @@ _CASES = [
     pytest.param(("UnsupportedPodFields",), "delete-pod", False, id="unsupported-fields-assigned-pod-delete"),
     pytest.param(("UnsupportedPodFields",), "relabel", False, id="unsupported-fields-node-label-change"),
     pytest.param(("UnsupportedPodFields",), "bind", False, id="unsupported-fields-assigned-pod-add"),
+    # A node declaring a feature, with the plugin's queueing hint asked about the node's old and new objects.
+    pytest.param(("NodeDeclaredFeatures",), "declare", True, id="declared-features-node-declares"),
+    pytest.param(("NodeDeclaredFeatures",), "add-node", True, id="declared-features-node-add"),
+    pytest.param(("NodeDeclaredFeatures",), "relabel", False, id="declared-features-node-label-change"),
+    pytest.param(("NodeDeclaredFeatures",), "delete-pod", False, id="declared-features-assigned-pod-delete"),
+    pytest.param(("NodeAffinity",), "declare", False, id="affinity-node-declares"),
 ]
 
 
@@ -142,6 +148,8 @@ def _happen(sched: Scheduler, what: str) -> None:
         "same-allocatable-spelled-differently": make_node("n").capacity(cpu="4000m").label("zone", "a").taint("k", "v"),
         "images": make_node("n").label("zone", "a").taint("k", "v").image(100, "nginx:latest"),
         "heartbeat": make_node("n").label("zone", "a").taint("k", "v"),
+        "declare": make_node("n").label("zone", "a").taint("k", "v").declared_features(
+            "RestartAllContainersOnContainerExits"),
     }[what].obj()
     if what == "uncordon":
         node = _node(make_node("n").label("zone", "a").taint("k", "v").unschedulable())
@@ -202,3 +210,134 @@ def test_event_during_a_cycle_only_counts_if_it_concerns_the_pod() -> None:
         info.unschedulable_plugins = {plugin}
         assert sched.queue.add_unschedulable_if_not_present(info)
         assert sched.queue.where(info.uid) == expected, name
+
+
+# --- a nominated pod that goes away (kube-scheduler deletePodFromSchedulingQueue and
+# updatePodInSchedulingQueue: AssignedPodDelete for the pods of lower or equal priority)
+
+
+def _nominated(name: str = "preemptor", priority: int = 10, node: str = "n") -> PodBuilder:
+    return _pending(name).priority(priority).nominated(node)
+
+
+# (what happens to the nominated pod of priority 10, the waiting pod's priority, its rejector, moved?)
+_NOMINATED_CASES = [
+    pytest.param("delete", 5, "NodeResourcesFit", True, id="deleted-lower-priority-fit"),
+    pytest.param("delete", 10, "NodeResourcesFit", True, id="deleted-equal-priority-fit"),
+    pytest.param("delete", 11, "NodeResourcesFit", False, id="deleted-higher-priority-stays"),
+    pytest.param("delete", 5, "TaintToleration", False, id="deleted-taint-stays"),
+    pytest.param("delete", 5, "NodePorts", True, id="deleted-ports"),
+    pytest.param("delete-not-nominated", 5, "NodeResourcesFit", False, id="deleted-without-nomination"),
+    pytest.param("clear", 5, "NodeResourcesFit", True, id="nomination-cleared"),
+    pytest.param("move", 5, "NodeResourcesFit", True, id="nominated-elsewhere"),
+    pytest.param("clear", 11, "NodeResourcesFit", False, id="nomination-cleared-higher-priority-stays"),
+    pytest.param("nominate", 5, "NodeResourcesFit", False, id="newly-nominated"),
+    pytest.param("relabel", 5, "NodeResourcesFit", False, id="same-nomination"),
+]
+
+
+@pytest.mark.parametrize(("what", "priority", "plugin", "moved"), _NOMINATED_CASES)
+def test_a_nominated_pod_gone_moves_the_pods_of_lower_or_equal_priority(what: str, priority: int, plugin: str,
+                                                                       moved: bool) -> None:
+    sched = _scheduler()
+    sched.handlers.node_added(_node(_NODE))
+    waiting = _pending("waiting").priority(priority).obj()
+    _reject(sched, waiting, plugin)
+    old = (_pending("preemptor").priority(10) if what in ("delete-not-nominated", "nominate")
+           else _nominated()).obj()
+    sched.handlers.pod_added(old)
+    if what.startswith("delete"):
+        sched.handlers.pod_deleted(old)
+    else:
+        new = {"clear": _pending("preemptor").priority(10), "move": _nominated(node="n2"),
+               "nominate": _nominated(), "relabel": _nominated().label("app", "x")}[what].obj()
+        sched.handlers.pod_updated(old, new)
+    assert bool(_moved(sched, [waiting])) is moved
+
+
+def test_a_nominated_pod_of_another_scheduler_moves_nobody() -> None:
+    sched = _scheduler()
+    waiting = _pending("waiting").obj()
+    _reject(sched, waiting, "NodeResourcesFit")
+    sched.handlers.pod_deleted(make_pod("other").scheduler("someone-else").req(cpu="1").nominated("n").obj())
+    assert _moved(sched, [waiting]) == []
+
+
+# --- an unschedulable pod's own update (kube-scheduler PodSchedulingPropertiesChange on TargetPod,
+# asked of the plugins that rejected it)
+
+
+
+def _spread(taints: str | None = None) -> PodBuilder:
+    return _pending("p").spread(selector=label_selector(app="x"), node_taints_policy=taints)
+
+
+# (the rejecting plugins, the pod before, the pod after, moved?)
+_UPDATE_CASES = [
+    pytest.param(("NodeResourcesFit",), _pending("p"), _pending("p").annotation("a", "b"), False,
+                 id="fit-annotation"),
+    pytest.param(("NodeResourcesFit",), _pending("p"), _pending("p").label("app", "x"), False, id="fit-label"),
+    pytest.param(("NodeResourcesFit",), _pending("p"), make_pod("p").scheduler(PROFILE).req(cpu="500m"), True,
+                 id="fit-scale-down"),
+    pytest.param(("NodeResourcesFit",), _pending("p"), make_pod("p").scheduler(PROFILE).req(cpu="2"), False,
+                 id="fit-scale-up"),
+    pytest.param(("NodeResourcesFit",), _pending("p"), _pending("p").phase("Pending"), False, id="fit-status"),
+    pytest.param(("TaintToleration",), _pending("p"), _pending("p").toleration("k", "v", "NoSchedule"), True,
+                 id="taint-toleration-added"),
+    pytest.param(("TaintToleration",), _pending("p"), _pending("p").label("app", "x"), False, id="taint-label"),
+    pytest.param(("NodeUnschedulable",), _pending("p"), _pending("p").toleration("k", "v", "NoSchedule"), False,
+                 id="cordon-unrelated-toleration-added"),
+    pytest.param(("NodeUnschedulable",), _pending("p"),
+                 _pending("p").toleration("node.kubernetes.io/unschedulable", "", "NoSchedule", "Exists"), True,
+                 id="cordon-toleration-added"),
+    pytest.param(("InterPodAffinity",), _pending("p"), _pending("p").label("app", "x"), True,
+                 id="pod-affinity-label"),
+    pytest.param(("InterPodAffinity",), _pending("p"), _pending("p").annotation("a", "b"), False,
+                 id="pod-affinity-annotation"),
+    # PodTopologySpread's hint: a label change that makes the pod match a hard constraint, or not; a
+    # toleration when a constraint honours taints.
+    pytest.param(("PodTopologySpread",), _spread(), _spread().label("app", "x"), True, id="spread-label-matters"),
+    pytest.param(("PodTopologySpread",), _spread(), _spread().label("tier", "x"), False,
+                 id="spread-label-unrelated"),
+    pytest.param(("PodTopologySpread",), _pending("p"), _pending("p").label("app", "x"), False,
+                 id="spread-label-no-hard-constraint"),
+    pytest.param(("PodTopologySpread",), _spread(), _spread().toleration("k", "v", "NoSchedule"), False,
+                 id="spread-toleration-taints-ignored"),
+    pytest.param(("PodTopologySpread",), _spread("Honor"), _spread("Honor").toleration("k", "v", "NoSchedule"), True,
+                 id="spread-toleration-taints-honoured"),
+    pytest.param(("NodeAffinity",), _pending("p"), _pending("p").label("app", "x"), False, id="affinity-label"),
+    pytest.param(("NodePorts",), _pending("p"), _pending("p").label("app", "x"), False, id="ports-label"),
+    pytest.param(("TaintToleration", "InterPodAffinity"), _pending("p"), _pending("p").label("app", "x"), True,
+                 id="any-rejector-counts"),
+    # kubesched's own plugin re-checks the fields on any update of the pod (the general Update).
+    pytest.param(("UnsupportedPodFields",), _pending("p"), _pending("p").annotation("a", "b"), True,
+                 id="unsupported-fields-annotation"),
+]
+
+
+@pytest.mark.parametrize(("plugins", "old", "new", "moved"), _UPDATE_CASES)
+def test_an_update_of_an_unschedulable_pod_moves_it_only_if_a_rejector_registered_its_event(
+        plugins: tuple[str, ...], old: PodBuilder, new: PodBuilder, moved: bool) -> None:
+    sched = _scheduler()
+    before = old.obj()
+    before.metadata.resource_version = "1"
+    _reject(sched, before, *plugins)
+    after = new.obj()
+    after.metadata.resource_version = "2"
+    sched.handlers.pod_updated(before, after)
+    assert bool(_moved(sched, [before])) is moved
+    (info,) = [i for i in sched.queue.pending_pods() if i.uid == after.metadata.uid]
+    assert info.pod is after  # where it is, it is the new object
+
+
+def test_removing_the_scheduling_gates_lets_a_gated_pod_go_and_nothing_else_does() -> None:
+    sched = _scheduler()
+    gated = _pending("p").gate("wait").obj()
+    sched.handlers.pod_added(gated)
+    assert sched.queue.where(gated.metadata.uid) == "unschedulable"
+    relabelled = _pending("p").gate("wait").label("app", "x").obj()
+    sched.handlers.pod_updated(gated, relabelled)
+    assert sched.queue.pending_counts()["gated"] == 1
+    open_ = _pending("p").label("app", "x").obj()
+    sched.handlers.pod_updated(relabelled, open_)
+    assert sched.queue.where(open_.metadata.uid) == "active"

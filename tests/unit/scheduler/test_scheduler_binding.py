@@ -29,10 +29,12 @@ class ScriptedClient:
     def __init__(self, answer: Answer) -> None:
         self.answer = answer
         self.calls: list[tuple[str, str]] = []
+        self.bodies: list[Any] = []
         self.credentials_failing_since: float | None = None
 
-    async def request(self, method: str, path: str, **_: Any) -> Response:
+    async def request(self, method: str, path: str, **kw: Any) -> Response:
         self.calls.append((method, path))
+        self.bodies.append(kw.get("body"))
         return await self.answer(method, path)
 
     async def get(self, path: str, params: Any = None) -> bytes:
@@ -260,7 +262,7 @@ class FakeConditions:
                nominated_node: str | None = "") -> None:
         self.written.append((pod.metadata.name, message, reason))
 
-    def discard(self, uid: str) -> None:
+    def discard(self, uid: str, *, with_nomination: bool = False) -> None:
         return None
 
     async def settled(self, uid: str) -> None:
@@ -392,3 +394,26 @@ async def test_a_victim_already_gone_gets_no_preempted_event() -> None:
     pod = make_pod("victim").scheduler("kubesched").node("n1").obj()
     assert await sched.handle.delete_victim(pod, "Preempted by pod uid-p on node n1", None) is None
     assert sched.events._queue.empty()
+
+
+async def test_a_victim_is_deleted_by_name_with_no_precondition() -> None:
+    # kube-scheduler's util.DeletePod: Delete(name, metav1.DeleteOptions{}).
+    sched, client = make_scheduler(created)
+    pod = make_pod("victim").uid("uid-victim").scheduler("kubesched").node("n1").obj()
+    assert await sched.handle.delete_victim(pod, "Preempted by pod uid-p on node n1", None) is None
+    assert client.calls == [("DELETE", "/api/v1/namespaces/default/pods/victim")]
+    assert client.bodies == [{"kind": "DeleteOptions", "apiVersion": "v1"}]
+
+
+async def test_a_failed_victim_deletion_activates_the_preemptor() -> None:
+    async def refuse_deletes(method: str, path: str) -> Response:
+        if method == "DELETE":
+            return Response(500, b'{"kind":"Status","code":500,"message":"etcdserver: request timed out"}')
+        return Response(200, b"{}")
+
+    sched, _ = make_scheduler(refuse_deletes)
+    _victim, pod = _preempt_one(sched)
+    assert sched.queue.where(pod.metadata.uid) == "unschedulable"
+    await sched._background.wait()
+    # No deletion event will come for it: activated, it tries again at once.
+    assert sched.queue.where(pod.metadata.uid) == "active"

@@ -117,7 +117,7 @@ class _Fleet:
         port = procs.free_port()
         n = len(self.started)
         args = [sys.executable, "-m", "kubesched", "run", f"--kubeconfig={self.cluster.kubeconfig}",
-                f"--config={self.config}", "--log-format=json", f"--serve-address=127.0.0.1:{port}"]
+                f"--config={self.config}", "--logging-format=json", f"--serve-address=127.0.0.1:{port}"]
         running = Running(f"kubesched-{n}", args, self.out / f"kubesched-{n}.log",
                           lambda r: "caches synced" in r.log(), env=python_env())
         self.started.append((running, port))

@@ -147,7 +147,7 @@ def start_kube_scheduler(ctx: RunContext) -> Running:
 
 def start_kubesched(ctx: RunContext, name: str = "kubesched", extra: tuple[str, ...] = ()) -> Running:
     run_args = ["run", f"--kubeconfig={ctx.cluster.kubeconfig}", f"--config={scheduler_config(ctx)}",
-                "--log-format=json", "--secure-port=0", *extra]
+                "--logging-format=json", "--secure-port=0", *extra]
     profile_path: Path | None = None
     wrapper = False
     if ctx.profile_to is None:

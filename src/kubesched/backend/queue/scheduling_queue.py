@@ -28,8 +28,16 @@ that says QUEUE or one that raises moves the pod; all saying QUEUE_SKIP leave it
 event reported without its objects moves the pod on interest alone. Without `plugin_events` every
 event matches.
 
+An update of a queued pod is classified as kube-scheduler's PodSchedulingPropertiesChange does
+(TargetPod/UpdatePodLabel, UpdatePodScaleDown, UpdatePodToleration...; the general Update for
+anything else, an annotation say) and moves an unschedulable pod only as such an event would: the
+pod object is replaced either way. A gated pod is asked its PreEnqueue plugins again by the 5-minute
+flush, as kube-scheduler's wildcard flush re-evaluates every pod. `activate` (the framework
+Handle's Activate) moves a pod to activeQ on a plugin's word.
+
 A rejection seen while a matching cluster event happened during the pod's own cycle sends the pod
-to backoffQ rather than unschedulablePods, so an event that raced with the cycle is not lost.
+to backoffQ rather than unschedulablePods, so an event that raced with the cycle is not lost; so
+does an update of the pod itself meanwhile that a rejecting plugin's hint queues, or its activation.
 """
 
 from __future__ import annotations
@@ -41,10 +49,8 @@ import logging
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
-
-import msgspec
 
 from kubesched.backend.queue.clock import Clock, MonotonicClock
 from kubesched.backend.queue.heap import KeyedHeap
@@ -52,11 +58,12 @@ from kubesched.backend.queue.hints import Hints, hinted, matching_hints
 from kubesched.backend.queue.nominator import PodNominator
 from kubesched.backend.queue.queued_pod import QueuedPodInfo
 from kubesched.framework.events import (
+    FORCE_ACTIVATE,
     UNSCHEDULABLE_TIMEOUT,
     UNSCHEDULED_POD_ADD,
-    UNSCHEDULED_POD_UPDATE,
     ClusterEvent,
     Registration,
+    pod_scheduling_properties_change,
 )
 from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
 from kubesched.framework.plugin_metrics import PluginRecorder, sampled, timed
@@ -92,7 +99,11 @@ class _Strategy(enum.Enum):
 class _InFlight:
     info: QueuedPodInfo
     latest: Pod | None = None
-    updated: bool = False
+    # The pod's own updates meanwhile (kube-scheduler addEventsIfPodInFlight): each event with its
+    # (old, new) pods, for the hints of the plugins that reject it, once it comes back.
+    updates: list[tuple[ClusterEvent, Pod, Pod]] = field(default_factory=list)
+    # Activated meanwhile (ForceActivate): it comes back after backoff whatever rejected it.
+    activated: bool = False
     deleted: bool = False
 
 
@@ -242,7 +253,10 @@ class SchedulingQueue:
         self._add_active(info, UNSCHEDULED_POD_ADD.label)
 
     def update(self, old: Pod | None, new: Pod) -> None:
-        """Refresh a queued pod; a pod not queued yet is added."""
+        """Refresh a queued pod; a pod not queued yet is added. An unschedulable pod moves only when
+        its update is an event (kube-scheduler PodSchedulingPropertiesChange, on TargetPod) whose
+        hints, asked of the plugins that rejected it, say QUEUE: an annotation added to a pod that
+        NodeResourcesFit rejected leaves it where it is, with the new object."""
         uid = new.metadata.uid
         flight = self._in_flight.get(uid)
         if flight is not None or self._where(uid) is not None:
@@ -251,10 +265,10 @@ class SchedulingQueue:
             else:
                 self.nominator.update(old, new)
         if flight is not None:
-            previous = flight.latest or flight.info.pod
+            before = old or flight.latest or flight.info.pod
             flight.latest = new
-            if _is_pod_updated(previous, new):
-                flight.updated = True
+            flight.updates.extend((event, before, new)
+                                  for event in pod_scheduling_properties_change(new, before, target=True))
             return
         for heap in (self._active, self._backoff, self._error_backoff):
             info = heap.get(uid)
@@ -264,11 +278,14 @@ class SchedulingQueue:
                 return
         info = self._unschedulable.get(uid)
         if info is not None:
-            previous = info.pod
+            before = old or info.pod
             info.pod = new
-            if _is_pod_updated(old or previous, new):
-                del self._unschedulable[uid]
-                self._requeue(info, _Strategy.AFTER_BACKOFF, UNSCHEDULED_POD_UPDATE.label)
+            for event in pod_scheduling_properties_change(new, before, target=True):
+                if not self._worth(info, event, (before, new)):
+                    continue
+                # Gated by a PreEnqueue plugin on the way, it stays and the next event is tried.
+                if self._requeue(info, _Strategy.AFTER_BACKOFF, event.label) != "unschedulable":
+                    break
             return
         self.add(new)
 
@@ -303,10 +320,25 @@ class SchedulingQueue:
         moving = [i for i in self._unschedulable.values()
                   if (pre_check is None or pre_check(i.pod)) and _worth_requeuing(i, interest)
                   and (hints is None or hinted(i, hints, objects))]
-        for info in moving:
-            del self._unschedulable[info.uid]
-        self._requeue_all(moving, event.label)
-        return len(moving)
+        return self._requeue_all(moving, event.label)
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """kube-scheduler Activate: each pod waiting in unschedulablePods or backoffQ goes to activeQ
+        now (its PreEnqueue plugins asked again, unless it comes from backoffQ while pods pop from
+        there); an in-flight one comes back after backoff whatever rejected it; others stay."""
+        for pod in pods:
+            uid = pod.metadata.uid
+            from_backoff = False
+            info = self._unschedulable.pop(uid, None)
+            if info is None:
+                info = self._backoff.remove(uid) or self._error_backoff.remove(uid)
+                from_backoff = info is not None
+            if info is not None:
+                self._add_active(info, FORCE_ACTIVATE.label, gate=not (self._pop_from_backoff and from_backoff))
+                continue
+            flight = self._in_flight.get(uid)
+            if flight is not None:
+                flight.activated = True
 
     def _interested(self, event: ClusterEvent) -> _Interest:
         if self._plugin_events is None or event.is_wildcard:
@@ -328,6 +360,19 @@ class SchedulingQueue:
     def _missed_event(self, info: QueuedPodInfo, cycle: int) -> bool:
         return any(seen >= cycle and _worth_requeuing(info, self._interested(event))
                    for event, seen in self._in_flight_events.items())
+
+    def _flight_moves(self, info: QueuedPodInfo, flight: _InFlight) -> bool:
+        """Whether what happened to the pod itself during its cycle may make it schedulable
+        (kube-scheduler determineSchedulingHintForInFlightPod, for its own events)."""
+        return flight.activated or any(self._worth(info, event, (old, new)) for event, old, new in flight.updates)
+
+    def _worth(self, info: QueuedPodInfo, event: ClusterEvent, objects: tuple[Any, Any]) -> bool:
+        """kube-scheduler isPodWorthRequeuing for one event with its objects: a plugin that rejected
+        the pod registered it, and one of its hints says QUEUE (or it has none)."""
+        interest = self._interested(event)
+        if not _worth_requeuing(info, interest):
+            return False
+        return interest is None or hinted(info, self._hints_for(event), objects)
 
     # --- the scheduling loop ---------------------------------------------------------------------
 
@@ -389,7 +434,7 @@ class SchedulingQueue:
         info.was_flushed_from_unschedulable = False
         info.flush_timestamp = None
 
-        missed_event = (flight is not None and flight.updated) or self._missed_event(info, cycle)
+        missed_event = (flight is not None and self._flight_moves(info, flight)) or self._missed_event(info, cycle)
         if not self._in_flight:
             self._in_flight_events.clear()
         strategy = _Strategy.AFTER_BACKOFF if (not rejected or missed_event) else _Strategy.SKIP
@@ -416,9 +461,9 @@ class SchedulingQueue:
     def flush_unschedulable_leftover(self) -> int:
         now = self._clock.now()
         moving = []
+        # Gated pods too: their PreEnqueue plugins are asked again on the way (kube-scheduler's
+        # wildcard flush re-evaluates every entity, so a pod a plugin gated by mistake is not stuck).
         for info in self._unschedulable.values():
-            if info.gated:
-                continue  # waits for its PreEnqueue plugin's event, not for time
             last = info.timestamp
             if info.flush_timestamp is not None and info.flush_timestamp > last:
                 last = info.flush_timestamp
@@ -426,10 +471,7 @@ class SchedulingQueue:
                 info.was_flushed_from_unschedulable = True
                 info.flush_timestamp = now
                 moving.append(info)
-        for info in moving:
-            del self._unschedulable[info.uid]
-        self._requeue_all(moving, UNSCHEDULABLE_TIMEOUT.label)
-        return len(moving)
+        return self._requeue_all(moving, UNSCHEDULABLE_TIMEOUT.label)
 
     async def run(self) -> None:
         """The periodic flushes; run as a named background task for the scheduler's lifetime."""
@@ -457,46 +499,54 @@ class SchedulingQueue:
             return "unschedulable"
         return None
 
-    def _requeue_all(self, infos: Iterable[QueuedPodInfo], event: str) -> None:
+    def _requeue_all(self, infos: Sequence[QueuedPodInfo], event: str) -> int:
+        """Unschedulable pods out after backoff (each gated again stays); how many left."""
         for info in infos:
-            self._requeue(info, _Strategy.AFTER_BACKOFF, event)
+            del self._unschedulable[info.uid]
+        return sum(self._requeue(info, _Strategy.AFTER_BACKOFF, event) != "unschedulable" for info in infos)
+
+    def _park(self, info: QueuedPodInfo, event: str) -> str:
+        """Into unschedulablePods (counted as incoming only when it was not there yet)."""
+        fresh = info.uid not in self._unschedulable
+        self._unschedulable[info.uid] = info
+        if fresh and self.on_incoming is not None:
+            self.on_incoming("unschedulable", event)
+        return "unschedulable"
 
     def _requeue(self, info: QueuedPodInfo, strategy: _Strategy, event: str) -> str:
         if strategy is _Strategy.SKIP:
-            self._unschedulable[info.uid] = info
-            if self.on_incoming is not None:
-                self.on_incoming("unschedulable", event)
-            return "unschedulable"
+            return self._park(info, event)
         if self._is_backing_off(info):
             heap = self._backoff if info.rejected() else self._error_backoff
             if self._pop_from_backoff and self._gate(info):
                 # kube-scheduler's moveToBackoffQ: a pod may leave backoffQ straight for a cycle, so
                 # PreEnqueue runs on the way in (a preemptor whose victims are still going stays out).
-                self._unschedulable[info.uid] = info
-                if self.on_incoming is not None:
-                    self.on_incoming("unschedulable", event)
-                return "unschedulable"
+                info.was_flushed_from_unschedulable = False
+                return self._park(info, event)
+            self._unschedulable.pop(info.uid, None)
             heap.push(info.uid, info)
             if self.on_incoming is not None:
                 self.on_incoming("backoff", event)
             if self._pop_from_backoff:
                 self._wakeup.set()
             return "backoff"
-        self._add_active(info, event)
-        return "active"
+        return "active" if self._add_active(info, event) else "unschedulable"
 
-    def _add_active(self, info: QueuedPodInfo, event: str, gate: bool = True) -> None:
+    def _add_active(self, info: QueuedPodInfo, event: str, gate: bool = True) -> bool:
+        """Into activeQ, unless a PreEnqueue plugin gates it (then unschedulablePods): whether it went."""
         if gate and self._gate(info):
-            self._unschedulable[info.uid] = info
-            if self.on_incoming is not None:
-                self.on_incoming("unschedulable", event)
-            return
+            # Never attempted meanwhile: the flag must not outlive this move (moveToActiveQ).
+            info.was_flushed_from_unschedulable = False
+            self._park(info, event)
+            return False
+        self._unschedulable.pop(info.uid, None)
         if info.initial_attempt_timestamp is None:
             info.initial_attempt_timestamp = self._clock.now()
         self._active.push(info.uid, info)
         if self.on_incoming is not None:
             self.on_incoming("active", event)
         self._wakeup.set()
+        return True
 
     def _gate(self, info: QueuedPodInfo) -> bool:
         """Run the profile's PreEnqueue plugins, as kube-scheduler does before every move to
@@ -561,12 +611,3 @@ def _worth_requeuing(info: QueuedPodInfo, interest: _Interest) -> bool:
     if plugins is None:
         return True  # a profile the queue was not told about: never strand its pods
     return not (plugins.isdisjoint(info.unschedulable_plugins) and plugins.isdisjoint(info.pending_plugins))
-
-
-def _is_pod_updated(old: Pod, new: Pod) -> bool:
-    """kube-scheduler's isPodUpdated: any change but resourceVersion and status."""
-    if old.spec != new.spec:
-        return True
-    return msgspec.structs.replace(old.metadata, resource_version="") != msgspec.structs.replace(
-        new.metadata, resource_version=""
-    )

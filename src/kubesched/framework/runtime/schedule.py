@@ -500,7 +500,7 @@ def schedule_pod(profile: Profile, snapshot: Snapshot, pod: PodInfo, *, rng: ran
                           names, feasible, totals, per_plugin)
 
 
-def select_host(totals: Scores) -> int:
+def select_host(totals: Scores, randomizer: Scores | None = None) -> int:
     """The position, in `totals` (the feasible nodes in the order the search found them), of the
     node kube-scheduler v1.37.2 takes: NewSortedScoredNodes(list).Pop() (framework/sorted_nodes.go),
     a container/heap Init over the list whose Less puts the higher TotalScore first and, between
@@ -512,9 +512,15 @@ def select_host(totals: Scores) -> int:
     the root is the first node with the best total in the preorder walk of the implicit tree (node
     i, then the subtree at 2i+1, then the one at 2i+2), not the first in the list: [1, 2, 10, 10]
     gives the fourth. Preorder is the order of the paths from the root, the bits of i+1 after the
-    leading 1 (0 left, 1 right), an ancestor before its descendants."""
+    leading 1 (0 left, 1 right), an ancestor before its descendants.
+
+    `randomizer` is each node's Randomizer when extenders scored (0 for the nodes none did): among
+    equal totals the higher one wins, and the walk above settles what still ties."""
     best = totals.max()
     ties = np.flatnonzero(totals == best)
+    if randomizer is not None and len(ties) > 1:
+        draws = randomizer[ties]
+        ties = ties[draws == draws.max()]
     if len(ties) == 1 or ties[0] == 0:
         return int(ties[0])
     k = ties + 1

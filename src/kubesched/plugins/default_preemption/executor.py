@@ -2,7 +2,9 @@
 prepareCandidateAsync and PreemptPod, single pods): clear the nominations of lower-priority pods
 on the node, then give each victim the DisruptionTarget condition and delete it (with the Preempted
 event), all but the last at once, then the last. They run in the background through the handle's
-`spawn` port.
+`spawn` port. A write that fails stops the ones not started yet, leaves the last victim, and
+activates the preemptor through the handle (kube-scheduler's Activate when its goroutine ends in
+error): no deletion event would come to move it.
 
 The preemptor is held back at PreEnqueue (IsPodRunningPreemption) from the PostFilter on, before
 the failure handler requeues it, until the informer has its last victim terminating or gone:
@@ -84,53 +86,75 @@ class Executor:
                                       "pdb_violations": candidate.num_pdb_violations})
 
     async def write(self, preemptor: Pod, candidate: Candidate, demoted: Sequence[Pod] = ()) -> None:
-        """prepareCandidateAsync: clear the nominations of lower-priority pods on the node, then
-        PreemptPod for each victim not already terminating: the DisruptionTarget condition, then
-        the deletion with the Preempted event (the preemptor's nomination is the failure handler's)."""
+        """prepareCandidateAsync: when some victim is not terminating yet, clear the nominations of
+        lower-priority pods on the node, then PreemptPod for each victim not already terminating:
+        the DisruptionTarget condition, then the deletion with the Preempted event (the preemptor's
+        nomination is the failure handler's). A failed write leaves the last victim alone and
+        activates the preemptor, which else could wait in unschedulablePods for an event that never
+        comes (kube-scheduler's Activate when the goroutine ends in error)."""
+        victims = [v for v in candidate.victims if v.pod.metadata.deletion_timestamp is None]
+        if not victims:
+            return
         key = f"{preemptor.metadata.namespace}/{preemptor.metadata.name}"
+        uid = preemptor.metadata.uid
+        done = failed = False
+        try:
+            failed = not await self._clear_nominations(key, demoted)
+            # All but the last at once (kube-scheduler's Parallelizer), then the last alone: once the
+            # informer has that one terminating or gone, all of them are.
+            *first, last = victims
+            message = f"Preempted by pod {preemptor.metadata.uid} on node {candidate.name}"
+            condition = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"
+            if not await self._preempt_all(key, first, condition, message, preemptor):
+                failed = True
+                return
+            self.running[uid] = last.key
+            done = await self._preempt_one(key, last, condition, message, preemptor)
+            failed = failed or not done
+        finally:
+            if not done:
+                # No deletion to wait for: let the preemptor try again at its next move.
+                self.running.pop(uid, None)
+            if failed:
+                self.handle.activate((preemptor,))
+
+    async def _clear_nominations(self, key: str, demoted: Sequence[Pod]) -> bool:
+        """clearNominatedNodeName: each pod's nomination cleared, even after one failed; whether all were."""
+        ok = True
         for pod in demoted:
             if not pod.status.nominated_node_name:
                 continue
             s = await self.handle.nominate_pod(pod, "")
             if s is not None and s.code != Code.SUCCESS:
+                ok = False
                 log.warning("clearing a lower-priority nomination failed",
                             extra={"pod": key, "nominated": f"{pod.metadata.namespace}/{pod.metadata.name}",
                                    "detail": s.message()})
-        message = f"Preempted by pod {preemptor.metadata.uid} on node {candidate.name}"
-        condition = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"
-        victims = [v for v in candidate.victims if v.pod.metadata.deletion_timestamp is None]
-        uid = preemptor.metadata.uid
-        if not victims:
-            return
-        done = False
-        try:
-            # All but the last at once (kube-scheduler's Parallelizer), then the last alone: once the
-            # informer has that one terminating or gone, all of them are.
-            *first, last = victims
-            await self._preempt_all(key, first, condition, message, preemptor)
-            self.running[uid] = last.key
-            done = await self._preempt_one(key, last, condition, message, preemptor)
-        finally:
-            if not done:
-                # No deletion to wait for: let the preemptor try again at its next move.
-                self.running.pop(uid, None)
+        return ok
 
     async def _preempt_all(self, key: str, victims: Sequence[PodInfo], condition: str, message: str,
-                           preemptor: Pod) -> None:
-        """_preempt_one for each victim, PARALLELISM at a time; a failed one is logged and the others
-        go on, as when they went one after another."""
-        if len(victims) == 1:
-            await self._preempt_one(key, victims[0], condition, message, preemptor)
-            return
+                           preemptor: Pod) -> bool:
+        """_preempt_one for each victim, PARALLELISM at a time; whether all went. After a failure no
+        other victim is started (kube-scheduler cancels the Parallelizer's context), those under way
+        finish."""
         todo = iter(victims)
+        failed = False
 
         async def worker() -> None:
+            nonlocal failed
             for v in todo:
-                await self._preempt_one(key, v, condition, message, preemptor)
+                if failed:
+                    return
+                if not await self._preempt_one(key, v, condition, message, preemptor):
+                    failed = True
 
+        if len(victims) == 1:
+            await worker()
+            return not failed
         async with asyncio.TaskGroup() as tg:
             for i in range(min(PARALLELISM, len(victims))):
                 tg.create_task(worker(), name=f"preemption/{key}/victims-{i}")
+        return not failed
 
     async def _preempt_one(self, key: str, v: PodInfo, condition: str, message: str, preemptor: Pod) -> bool:
         """PreemptPod: the DisruptionTarget condition, then the deletion and its event; whether the

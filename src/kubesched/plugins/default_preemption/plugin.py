@@ -14,8 +14,11 @@ PodScheduled condition and tells the queue's nominator at once; the victims are 
 Preempted event) in the background, as kube-scheduler's async preemption does (executor.py), and
 the preemptor is held back at PreEnqueue meanwhile (kube-scheduler's IsPodRunningPreemption).
 
-Not implemented: extenders, preempting a pod waiting at Permit or in PreBind in memory (it is
-deleted like the others), and pod groups.
+With extenders configured, the scheduler calls post_filter_async, which hands the candidates to the
+extenders that support preemption (callExtenders) before choosing one.
+
+Not implemented: preempting a pod waiting at Permit or in PreBind in memory (it is deleted like the
+others), and pod groups.
 A victim this plugin deleted also counts as "terminating by preemption" from memory, before the
 informer brings its DisruptionTarget condition.
 """
@@ -31,9 +34,11 @@ from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.extender import Victims
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import NOMINATED_NODE_KEY
+from kubesched.framework.runtime.extenders import call_extenders
 from kubesched.framework.runtime.nominated import run_extension, run_filters_with_nominated_pods, yielded_to
 from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.snapshot import Snapshot
@@ -59,6 +64,10 @@ _EVENTS = (ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),)
 _PREEMPTED_KEEP = 1000
 
 log = logging.getLogger(__name__)
+
+# What an evaluation ends with: the status PostFilter answers (before its "preemption: " prefix), the
+# candidate to preempt on, and the nomination (a node, "" to clear it, None to leave it).
+Outcome = tuple[Status, Candidate | None, str | None]
 
 
 def _start_time(pod: Pod) -> float:
@@ -173,7 +182,16 @@ class DefaultPreemption:
 
     def post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
         self.handle.preemption_attempted()
-        status, candidate, nomination = self.preempt(state, pod, fit_error)
+        return self._done(state, pod, *self.preempt(state, pod, fit_error))
+
+    async def post_filter_async(self, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
+        """post_filter in a scheduler with extenders: the candidates go through the extenders that
+        support preemption (callExtenders) before one is chosen."""
+        self.handle.preemption_attempted()
+        return self._done(state, pod, *await self.preempt_with_extenders(state, pod, fit_error))
+
+    def _done(self, state: CycleState, pod: PodInfo, status: Status, candidate: Candidate | None,
+              nomination: str | None) -> Status:
         if nomination is not None:
             state.write(NOMINATED_NODE_KEY, nomination)
         if candidate is not None:
@@ -192,18 +210,36 @@ class DefaultPreemption:
         return Status(status.code, f"preemption: {msg}") if msg else status
 
     def preempt(self, state: CycleState, pod: PodInfo, fit_error: FitError,
-                snapshot: Snapshot | None = None) -> tuple[Status, Candidate | None, str | None]:
+                snapshot: Snapshot | None = None) -> Outcome:
         """Evaluator.evaluate: the status PostFilter answers (without the "preemption: " prefix),
         the chosen candidate on success, and the nomination (a node, "" to clear, None to leave
         it). No writes."""
+        found = self.candidates(state, pod, fit_error, snapshot)
+        if isinstance(found, tuple):
+            return found
+        return self.select(found)
+
+    async def preempt_with_extenders(self, state: CycleState, pod: PodInfo, fit_error: FitError) -> Outcome:
+        """preempt, the candidates given to the handle's extenders first (callExtenders)."""
+        snapshot = self.handle.snapshot()
+        found = self.candidates(state, pod, fit_error, snapshot)
+        if isinstance(found, tuple):
+            return found
+        victims = {c.name: Victims(c.victims, c.num_pdb_violations) for c in found}
+        kept = await call_extenders(self.handle.extenders, self._latest(pod).pod, victims, snapshot)
+        if isinstance(kept, Status):
+            return kept, None, None
+        return self.select([Candidate(name, v.pods, v.num_pdb_violations) for name, v in kept.items()])
+
+    def candidates(self, state: CycleState, pod: PodInfo, fit_error: FitError,
+                   snapshot: Snapshot | None = None) -> list[Candidate] | Outcome:
+        """Evaluator.evaluate up to its candidates: them, or the outcome when there are none."""
         if snapshot is None:
             snapshot = self.handle.snapshot()
         if len(self.preempted) > _PREEMPTED_KEEP:
             present = {p.pod.metadata.uid for ni in snapshot.node_infos for p in ni.pods.values()}
             self.preempted.intersection_update(present)
-        latest = self.handle.pods.get(pod.key)
-        if latest is not None and latest.metadata.uid == pod.pod.metadata.uid:
-            pod = PodInfo(latest)
+        pod = self._latest(pod)
         ok, msg = self.eligible(pod.pod, fit_error.diagnosis, snapshot)
         if not ok:
             return Status(Code.UNSCHEDULABLE, msg), None, None
@@ -215,6 +251,17 @@ class DefaultPreemption:
             diagnosis = Diagnosis(node_to_status=statuses,
                                   absent_nodes_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL))
             return Status(Code.UNSCHEDULABLE, FitError(pod, len(all_nodes), diagnosis).message()), None, ""
+        return candidates
+
+    def _latest(self, pod: PodInfo) -> PodInfo:
+        """The informer's version of the pod (the evaluation's first step fetches it)."""
+        latest = self.handle.pods.get(pod.key)
+        if latest is not None and latest.metadata.uid == pod.pod.metadata.uid:
+            return PodInfo(latest)
+        return pod
+
+    def select(self, candidates: list[Candidate]) -> Outcome:
+        """SelectCandidate, and the outcome of preempting on it."""
         best = pick_one_node(candidates)
         if best is None:
             return Status(Code.UNSCHEDULABLE, "no candidate node for preemption"), None, None

@@ -269,13 +269,12 @@ def new_requirement(key: str, op: str, values: Sequence[str]) -> Requirement:
 
 # --- parsing ----------------------------------------------------------------------------------------
 
-def parse(selector: LabelSelector | None, extra: Sequence[LabelSelectorRequirement] = ()) -> Selector:
-    """metav1.LabelSelectorAsSelector; `extra` are requirements read as more matchExpressions (the
-    apiserver's matchLabelKeys merge). Raises SelectorError for a selector apimachinery rejects."""
+def parse(selector: LabelSelector | None) -> Selector:
+    """metav1.LabelSelectorAsSelector. Raises SelectorError for a selector apimachinery rejects."""
     if selector is None:
         return NOTHING
     match_labels = selector.match_labels
-    exprs = [*selector.match_expressions, *extra] if extra else selector.match_expressions
+    exprs = selector.match_expressions
     if not match_labels and not exprs:
         return EVERYTHING
     reqs: list[Requirement] = [new_requirement(k, EQUALS, (v,)) for k, v in sorted(match_labels.items())]

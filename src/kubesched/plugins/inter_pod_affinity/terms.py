@@ -5,9 +5,10 @@ A term matches a pod when the pod's namespace is one of the term's namespaces (t
 namespace when neither `namespaces` nor `namespaceSelector` is given) or the namespace's labels match
 `namespaceSelector`, and the pod's labels match `labelSelector` (nil: nothing, {}: everything).
 
-`matchLabelKeys`/`mismatchLabelKeys` are merged into the selector from the owning pod's labels, as
-the apiserver does when it creates the pod (kube-scheduler itself never reads them): a pod that came
-through an apiserver already carries the merged requirement, which is then not added twice.
+`matchLabelKeys`/`mismatchLabelKeys` are not read: the apiserver merges them into `labelSelector`
+once, from the labels the pod is created with, and kube-scheduler reads the stored selector only. A
+pod relabelled later keeps the requirement on its old value; a pod created without the merge (before
+the feature, or not through an apiserver) has none.
 
 Parsed terms are cached per Pod object (pods are replaced, not mutated, on update), so a cycle
 never re-parses an existing pod's terms, and a pod without pod affinity costs one attribute read.
@@ -23,7 +24,6 @@ import msgspec
 
 from kubesched.model.objects import (
     Affinity,
-    LabelSelectorRequirement,
     Namespace,
     Pod,
     PodAffinityTerm,
@@ -82,20 +82,6 @@ class StaticNamespaces:
         return self.namespaces.get(namespace)
 
 
-def _label_key_requirements(term: PodAffinityTerm, labels: Labels) -> list[LabelSelectorRequirement]:
-    """The apiserver's applyMatchLabelKeysAndMismatchLabelKeys, minus what it already added."""
-    if term.label_selector is None or (not term.match_label_keys and not term.mismatch_label_keys):
-        return []
-    present = {(x.key, x.operator, tuple(x.values)) for x in term.label_selector.match_expressions}
-    out: list[LabelSelectorRequirement] = []
-    for keys, op in ((term.match_label_keys, "In"), (term.mismatch_label_keys, "NotIn")):
-        for key in keys:
-            value = labels.get(key)
-            if value is not None and (key, op, (value,)) not in present:
-                out.append(LabelSelectorRequirement(key=key, operator=op, values=[value]))
-    return out
-
-
 # --- affinity terms ------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +114,7 @@ class WeightedTerm:
 
 
 def parse_term(owner: Pod, t: PodAffinityTerm) -> AffinityTerm:
-    selector = parse(t.label_selector, _label_key_requirements(t, owner.metadata.labels))
+    selector = parse(t.label_selector)
     ns_selector = parse(t.namespace_selector)
     if not t.namespaces and t.namespace_selector is None:
         namespaces = frozenset((owner.metadata.namespace,))
@@ -187,25 +173,16 @@ def _parse_pod_terms(pod: Pod) -> PodTerms:
     return out
 
 
-def _content_key(pod: Pod, aff: Affinity) -> tuple[str, bytes] | None:
-    """What a pod's parsed terms depend on: its namespace and its pod (anti-)affinity, and its labels
-    only through matchLabelKeys / mismatchLabelKeys (then None: not shared between pods). The pods
-    of one workload share their terms, so their parse, and equal terms are one object."""
-    for group in (aff.pod_affinity, aff.pod_anti_affinity):
-        if group is None:
-            continue
-        for t in group.required:
-            if t.match_label_keys or t.mismatch_label_keys:
-                return None
-        for w in group.preferred:
-            if w.pod_affinity_term.match_label_keys or w.pod_affinity_term.mismatch_label_keys:
-                return None
+def _content_key(pod: Pod, aff: Affinity) -> tuple[str, bytes]:
+    """What a pod's parsed terms depend on: its namespace and its pod (anti-)affinity, never its
+    labels. The pods of one workload share their terms, so their parse, and equal terms are one
+    object."""
     return pod.metadata.namespace, _encode((aff.pod_affinity, aff.pod_anti_affinity))
 
 
 class TermCache:
     """Parsed terms per Pod object (id, with the pod kept alive so the id cannot be reused), and per
-    content for the pods whose terms do not read their own labels."""
+    content (namespace and terms), which the pods of a workload share."""
 
     MAX_ENTRIES = 1 << 16
     MAX_CONTENTS = 1 << 12
@@ -257,23 +234,19 @@ class TermCache:
         if found is not None and found[0] is pod:
             return found[1]
         # The informer shares one affinity object among a workload's pods (model.intern): the pod
-        # before this one's, in the same namespace, has the same terms, unless they read its labels.
+        # before this one's, in the same namespace, has the same terms.
         last = self._last
         if last is not None and last[0] is aff and last[1] == pod.metadata.namespace:
             self._remember(pod, last[2])
             return last[2]
         key = _content_key(pod, aff)
-        shared = self._by_content.get(key) if key is not None else None
-        if shared is not None:
-            terms = shared
-        else:
+        terms = self._by_content.get(key)
+        if terms is None:
             terms = _parse_pod_terms(pod)
-            if key is not None:
-                if len(self._by_content) >= self.MAX_CONTENTS:
-                    self._by_content.clear()
-                self._by_content[key] = terms
-        if key is not None:
-            self._last = (aff, pod.metadata.namespace, terms)
+            if len(self._by_content) >= self.MAX_CONTENTS:
+                self._by_content.clear()
+            self._by_content[key] = terms
+        self._last = (aff, pod.metadata.namespace, terms)
         self._remember(pod, terms)
         return terms
 

@@ -10,19 +10,21 @@ from typing import Any
 import msgspec
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.field_errors import FieldError
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Bools, PreFilterResult, Rows, Scores
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.objects import Pod
 from kubesched.model.objects import TopologySpreadConstraint as SpreadSpec
 from kubesched.plugins.helper.label_selector import SelectorError
 from kubesched.plugins.pod_topology_spread import filtering, scoring
 from kubesched.plugins.pod_topology_spread.args import LIST_DEFAULTING, parse_args
 from kubesched.plugins.pod_topology_spread.common import (
     DO_NOT_SCHEDULE,
+    HONOR,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
     Constraint,
@@ -48,7 +50,6 @@ class PodTopologySpread:
 
     _EVENTS = (
         ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-        ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL),
         ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
                      | ActionType.UPDATE_NODE_TAINT),
     )
@@ -61,8 +62,27 @@ class PodTopologySpread:
         self._parsed: dict[tuple[bytes, str], list[Constraint]] = {}
         self._last_specs: tuple[list[SpreadSpec], bytes] | None = None
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return self._EVENTS
+    def events_to_register(self) -> tuple[ClusterEvent | ClusterEventWithHint, ...]:
+        target = ClusterEventWithHint(
+            ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL),
+            self.after_target_pod_change)
+        return (self._EVENTS[0], target, self._EVENTS[1])
+
+    def after_target_pod_change(self, pod: Pod, old: Pod, new: Pod) -> QueueingHint:
+        """isSchedulableAfterTargetPodChange: a toleration added counts when a constraint honours
+        taints; a label change when it makes the pod match one of its constraints, or not."""
+        try:
+            constraints = self.constraints(PodInfo(pod), DO_NOT_SCHEDULE)
+        except SelectorError:
+            return QueueingHint.QUEUE  # kube-scheduler: a hint's error means Queue
+        if old.spec.tolerations != new.spec.tolerations and any(c.node_taints_policy == HONOR for c in constraints):
+            return QueueingHint.QUEUE
+        old_labels, new_labels = old.metadata.labels, new.metadata.labels
+        if old_labels == new_labels:
+            return QueueingHint.QUEUE_SKIP
+        if any(c.selector.matches(old_labels) != c.selector.matches(new_labels) for c in constraints):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     # --- constraints ------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ before the pod is.
     Filter     per node: FindPodVolumes; its reasons -> UnschedulableAndUnresolvable
     Score      with a shape (StorageCapacityScoring, on in 1.37): the chosen PVs' utilization
     Reserve    the node's choice assumed in the volume cache, so the next pod cannot take those PVs
+    PreBindPreFlight  Skip when every claim is bound already (nothing for PreBind to do)
     PreBind    claimRef / selected-node written, then wait until the PV controller has bound them
     Unreserve  the assumption rolled back
 """
@@ -21,7 +22,7 @@ import numpy as np
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHintFn
 from kubesched.framework.handle import Handle
-from kubesched.framework.interface import Bools, PreFilterResult, Rows
+from kubesched.framework.interface import Bools, PreBindPreFlightResult, PreFilterResult, Rows
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, SchedulingError, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -63,6 +64,10 @@ class _State:
 
 def _missing_state() -> Status:
     return Status(Code.ERROR, f'reading "{NAME}" from cycleState: not found')
+
+
+def _no_volumes_for(node_name: str) -> Status:
+    return Status(Code.ERROR, f'no pod volume found for node "{node_name}"')
 
 
 class VolumeBinding:
@@ -227,6 +232,19 @@ class VolumeBinding:
         if volumes is not None:
             self.binder.revert_assumed(volumes)
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo,
+                            node_name: str) -> tuple[PreBindPreFlightResult | None, Status | None]:
+        """Whether PreBind has claims to bind on this node (the answer PreBind itself would act on)."""
+        result = PreBindPreFlightResult(allow_parallel=True)
+        s: _State | None = state.get(NAME)
+        if s is None:
+            return result, _missing_state()
+        if s.all_bound:
+            return result, SKIP
+        if node_name not in s.by_node:
+            return result, _no_volumes_for(node_name)
+        return result, None
+
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s: _State | None = state.get(NAME)
         if s is None:
@@ -235,7 +253,7 @@ class VolumeBinding:
             return None
         volumes = s.by_node.get(node_name)
         if volumes is None:
-            return Status(Code.ERROR, f'no pod volume found for node "{node_name}"')
+            return _no_volumes_for(node_name)
         try:
             await self.waiter.bind_pod_volumes(pod.pod, node_name, volumes, self.bind_timeout)
         except BinderError as e:

@@ -17,9 +17,11 @@ selector), the CronJob pool (Pod -> Job -> CronJob), InterPodAffinity (labels).
 - Pod: as given. Service, Namespace: added to the stores the plugins read (spread defaults,
   namespaceSelector).
 
-The apiserver's defaulting that placement depends on is applied: the namespace, and a container's
-requests taken from its limits where it has none. Admission is not run: a priorityClassName is not
-resolved to a priority (set spec.priority), nor a RuntimeClass to its overhead, nor a LimitRange.
+The apiserver's defaulting and create-time changes that placement depends on are applied: the
+namespace, a container's requests taken from its limits where it has none, and matchLabelKeys /
+mismatchLabelKeys merged into the labelSelectors (`create.py`). Admission is not run: a
+priorityClassName is not resolved to a priority (set spec.priority), nor a RuntimeClass to its
+overhead, nor a LimitRange.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import yaml
 
 from kubesched.model.decode import drop_nulls
 from kubesched.model.objects import Job, Namespace, Pod, ReplicaSet, ReplicationController, Service, StatefulSet
+from kubesched.tools.simulate.create import prepare_for_create
 
 # k8s.io/apimachinery/pkg/util/rand: the alphabet of generated names and of safe-encoded hashes.
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -319,11 +322,8 @@ class Expander:
             name = f"{generate}{self._suffix()}"
         meta = {**(body.get("metadata") or {}), "name": name, "namespace": ns, "uid": self._uid()}
         spec = copy.deepcopy(body.get("spec") or {})
-        for key in ("containers", "initContainers"):
-            containers = spec.get(key)
-            for c in containers if isinstance(containers, list) else ():
-                if isinstance(c, dict):
-                    _requests_from_limits(c)
+        labels = meta.get("labels")
+        prepare_for_create(spec, labels if isinstance(labels, dict) else {})
         if not spec.get("containers"):
             raise ExpandError(f"{where}: spec.containers must list at least one container")
         pod: Pod = _convert({"metadata": meta, "spec": spec, "status": {"phase": "Pending"}}, Pod, where)
@@ -344,19 +344,6 @@ class Expander:
 
     def _suffix(self) -> str:
         return "".join(self.rng.choice(ALPHANUMS) for _ in range(5))
-
-
-def _requests_from_limits(container: dict[str, Any]) -> None:
-    """The apiserver's defaulting: a resource with a limit and no request requests its limit."""
-    resources = container.get("resources") or {}
-    limits = resources.get("limits") if isinstance(resources, dict) else None
-    requests = resources.get("requests") if isinstance(resources, dict) else None
-    if not isinstance(limits, dict) or not limits or not isinstance(requests or {}, dict):
-        return
-    requests = dict(requests or {})
-    for name, value in limits.items():
-        requests.setdefault(name, value)
-    container["resources"] = {**resources, "requests": requests}
 
 
 def _template(spec: Mapping[str, Any], where: str) -> dict[str, Any]:

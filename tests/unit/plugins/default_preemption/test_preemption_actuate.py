@@ -1,13 +1,13 @@
 """DefaultPreemption's writes (kube-scheduler's prepareCandidateAsync): the victims but the last are
 preempted at once, at most PARALLELISM at a time, then the last; the preemptor is held at
 PreEnqueue from the PostFilter on until the informer has that last one terminating or gone; a
-failed victim does not stop the others."""
+failed write starts no other victim, leaves the last one alone, and activates the preemptor."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,15 +144,64 @@ def test_the_preemptor_waits_until_the_last_victim_is_terminating() -> None:
     assert pl.pre_enqueue(p) is None
 
 
-def test_a_failed_victim_does_not_stop_the_others(caplog: pytest.LogCaptureFixture) -> None:
-    api = Api(fail={"v1"})
+@dataclass
+class Activated:
+    pods: list[str] = field(default_factory=list)
+
+    def __call__(self, pods: Iterable[Pod]) -> None:
+        self.pods.extend(p.metadata.name for p in pods)
+
+
+async def _refuse_nomination(pod: Pod, node: str) -> Status | None:
+    return Status(Code.ERROR, "boom")
+
+
+async def _clear_nomination(pod: Pod, node: str) -> Status | None:
+    return None
+
+
+# (victims whose deletion fails, a lower-priority nomination whose clearing fails, deleted, activated?)
+_FAILURES = [
+    pytest.param(set(), False, ["v0", "v1", "v2", "v3"], False, id="all-went"),
+    pytest.param({"v1"}, False, ["v0", "v2"], True, id="a-victim-failed-the-last-is-left"),
+    pytest.param({"v3"}, False, ["v0", "v1", "v2"], True, id="the-last-victim-failed"),
+    pytest.param(set(), True, ["v0", "v1", "v2", "v3"], True, id="clearing-a-nomination-failed"),
+]
+
+
+@pytest.mark.parametrize(("fail", "refuse", "deleted", "activated"), _FAILURES)
+def test_a_failed_write_activates_the_preemptor(caplog: pytest.LogCaptureFixture, fail: set[str], refuse: bool,
+                                                deleted: list[str], activated: bool) -> None:
+    # kube-scheduler's prepareCandidateAsync: an error cancels the victims not started yet and the
+    # last one, and the preemptor is activated, so it does not wait for an event that never comes.
+    api, act = Api(fail=fail), Activated()
     vs = victims(4)
-    pl = plugin_with(api, Pods())
+    handle = Handle(pods=Pods(), delete_victim=api.delete, disrupt_victim=api.disrupt, activate=act,
+                    nominate_pod=_refuse_nomination if refuse else _clear_nomination)
+    pl = DefaultPreemption(handle=handle)
+    demoted = [pod_of(make_pod("low").priority(1).nominated("n1"))]
     with caplog.at_level(logging.WARNING, logger="kubesched.plugins.default_preemption.executor"):
-        asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs)))
-    assert sorted(api.deleted) == ["v0", "v2", "v3"]
-    assert [r.getMessage() for r in caplog.records] == ["preempting a victim failed"]
-    assert pl.preempted == {v.pod.metadata.uid for v in vs}
+        asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs), demoted))
+    assert sorted(api.deleted) == deleted
+    assert act.pods == (["p"] if activated else [])
+    assert pl.pre_enqueue(preemptor()) is None  # the (empty) informer has every victim gone
+    assert pl.running == {}
+
+
+def test_no_victim_left_to_delete_clears_no_nomination() -> None:
+    cleared: list[str] = []
+
+    async def nominate(pod: Pod, node: str) -> Status | None:
+        cleared.append(pod.metadata.name)
+        return None
+
+    vs = victims(2)
+    for v in vs:
+        v.pod.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    pl = DefaultPreemption(handle=Handle(pods=Pods(), nominate_pod=nominate))
+    demoted = [pod_of(make_pod("low").priority(1).nominated("n1"))]
+    asyncio.run(pl.executor.write(preemptor(), Candidate("n1", vs), demoted))
+    assert cleared == []
 
 
 def test_victims_already_terminating_are_left_alone() -> None:

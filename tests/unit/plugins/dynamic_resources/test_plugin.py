@@ -8,6 +8,7 @@ gate kube-scheduler v1.37.2 locks (DRA-disabled, empty-with-extended-resources-e
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 import pytest
@@ -530,3 +531,17 @@ def test_points_without_pre_filter_state_fail_with_not_found() -> None:
     state, pod = CycleState(), PodInfo(make_pod("pod").obj())
     assert _plugin().post_filter(state, pod, None) == Status(Code.ERROR, "not found")  # type: ignore[arg-type]
     assert _plugin().pre_bind_pre_flight(state, pod, "n")[1] == Status(Code.ERROR, "not found")
+
+
+def test_pre_bind_of_a_pod_without_claims() -> None:
+    """PreBindPreFlight answers Skip for a pod without claims (no status.nominatedNodeName is
+    written for it), and PreBind has nothing to do; both fail with "not found" without PreFilter."""
+    pod = PodInfo(make_pod("pod").obj())
+    state = CycleState()
+    assert _plugin().pre_filter(state, pod, snapshot_with([])) == (None, Status(Code.SKIP))
+    flight, status = _plugin().pre_bind_pre_flight(state, pod, "n1")
+    assert flight is not None
+    assert flight.allow_parallel
+    assert status == Status(Code.SKIP)
+    assert asyncio.run(_plugin().pre_bind(state, pod, "n1")) is None
+    assert asyncio.run(_plugin().pre_bind(CycleState(), pod, "n1")) == Status(Code.ERROR, "not found")

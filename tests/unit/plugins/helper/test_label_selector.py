@@ -169,11 +169,6 @@ def test_nothing_and_everything() -> None:
     assert parse(LabelSelector()) is EVERYTHING
 
 
-def test_extra_requirements_count_as_expressions() -> None:
-    assert parse(LabelSelector(), [ex("app", "In", "web")]).query() == "app in (web)"
-    assert parse(None, [ex("app", "In", "web")]) is NOTHING
-
-
 def test_with_labels_merges_sorted_and_keeps_nothing() -> None:
     merged = parse(exprs(ex("z", "Exists"))).with_labels({"b": "2", "a": "1"})
     assert merged.query() == "a=1,b=2,z"

@@ -1,7 +1,8 @@
 """InterPodAffinity PreFilter/Filter, ported from kube-scheduler's interpodaffinity/filtering_test.go
 (TestRequiredAffinitySingleNode, TestRequiredAffinityMultipleNodes, TestPreFilterDisabled,
 TestPreFilterStateAddRemovePod, TestGetTPMapMatchingIncomingAffinityAntiAffinity,
-TestMultipleAffinityTermsRequireSingleMatchingPod), plus namespaceSelector and matchLabelKeys cases.
+TestMultipleAffinityTermsRequireSingleMatchingPod), plus namespaceSelector cases (matchLabelKeys:
+test_inter_pod_affinity_label_keys.py).
 Every case also checks that the batch path agrees with the one-node path."""
 
 from __future__ import annotations
@@ -381,29 +382,6 @@ def test_existing_anti_affinity_namespace_selector_reads_incoming_namespace_labe
     assert run_filter(make_pod("in", "ns-b"), [existing], nodes, {"ns-b": {"team": "b"}})[0] == SKIP
 
 
-@pytest.mark.parametrize(("keys", "mismatch", "existing_ver", "want"), [
-    pytest.param(("ver",), (), "1", [None], id="match-label-keys-same"),
-    pytest.param(("ver",), (), "2", [AFF], id="match-label-keys-differ"),
-    pytest.param((), ("ver",), "1", [AFF], id="mismatch-label-keys-same"),
-    pytest.param((), ("ver",), "2", [None], id="mismatch-label-keys-differ"),
-])
-def test_match_label_keys(keys: tuple[str, ...], mismatch: tuple[str, ...], existing_ver: str,
-                          want: list[Status | None]) -> None:
-    t = affinity_term(match_labels={"app": "db"}, topology_key="zone", match_label_keys=keys,
-                      mismatch_label_keys=mismatch)
-    incoming = make_pod("in").labels(app="web", ver="1").affinity_term(t)
-    existing = make_pod("db").labels(app="db", ver=existing_ver).node("n1")
-    _, got = run_filter(incoming, [existing], [node("n1", zone="a")])
-    assert got == want
-
-
-def test_match_label_keys_already_merged_by_apiserver() -> None:
-    t = affinity_term(("ver", "In", ["1"]), match_labels={"app": "db"}, topology_key="zone", match_label_keys=("ver",))
-    incoming = make_pod("in").labels(app="web", ver="1").affinity_term(t)
-    _, got = run_filter(incoming, [make_pod("db").labels(app="db", ver="1").node("n1")], [node("n1", zone="a")])
-    assert got == [None]
-
-
 # --- TestPreFilterStateAddRemovePod ---------------------------------------------------------------------------
 
 def _state(incoming: PodBuilder, pods: list[PodBuilder], nodes: list[NodeBuilder]):  # type: ignore[no-untyped-def]
@@ -530,8 +508,8 @@ def test_term_cache_shares_what_reads_no_namespace_labels(term: AffinityTerm, sh
 
 def test_pods_sharing_one_affinity_object_share_terms_within_a_namespace_only() -> None:
     """The informer hands a workload's pods one affinity object: the terms parsed for one pod serve
-    the next in the namespace; another namespace (the terms' own-namespace default) and terms that
-    read the pod's labels (matchLabelKeys) are parsed for the pod itself."""
+    the next in the namespace; another namespace (the terms' own-namespace default) gets its own.
+    matchLabelKeys do not make the terms read the pod's labels (the apiserver merged them)."""
     cache = TermCache()
     first = make_pod("a", "ns1").labels(app="a").affinity_term(affinity_term(match_labels={"app": "a"},
                                                                               topology_key="zone"), anti=True).obj()
@@ -547,10 +525,11 @@ def test_pods_sharing_one_affinity_object_share_terms_within_a_namespace_only() 
     other = cache.of(sharing("c", "ns2", app="a"))
     assert other.required_anti_affinity[0].namespaces == frozenset({"ns2"})
     keyed = make_pod("k1", "ns1").labels(app="x").affinity_term(
-        affinity_term(topology_key="zone", match_label_keys=("app",)), anti=True).obj()
-    cache.of(keyed)
+        affinity_term(("app", "In", ["x"]), topology_key="zone", match_label_keys=("app",)), anti=True).obj()
+    keyed_terms = cache.of(keyed)
     twin = make_pod("k2", "ns1").labels(app="y").obj()
     twin.spec.affinity = keyed.spec.affinity
-    selector = cache.of(twin).required_anti_affinity[0].selector
-    assert selector.matches({"app": "y"})
-    assert not selector.matches({"app": "x"})
+    assert cache.of(twin) is keyed_terms
+    selector = keyed_terms.required_anti_affinity[0].selector
+    assert selector.matches({"app": "x"})
+    assert not selector.matches({"app": "y"})

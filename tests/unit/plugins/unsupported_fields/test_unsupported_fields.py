@@ -156,7 +156,7 @@ def test_users_kube_scheduler_config_keeps_it() -> None:
     pre_filter = [ref.name for ref in config.profiles[0].plugins["preFilter"]]
     assert NAME in pre_filter
     assert pre_filter[pre_filter.index(NAME):] == [NAME, "VolumeBinding", "VolumeZone", "PodTopologySpread",
-                                                   "InterPodAffinity", "DynamicResources"]
+                                                   "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"]
     assert config.unimplemented == ()
 
 

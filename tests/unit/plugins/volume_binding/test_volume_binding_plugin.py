@@ -444,6 +444,34 @@ def test_all_bound_pod_needs_no_pre_bind() -> None:
     assert cluster.writes == []
 
 
+@pytest.mark.parametrize(("claims", "pvs", "node", "want"), [
+    pytest.param(["unbound-pvc"], [pv_node1a], "node1", None, id="a-pv-to-bind"),
+    pytest.param(["bound-pvc"], [pv_bound], "node1", Status(Code.SKIP), id="all-bound"),
+    pytest.param([], [], "node1", Status(Code.SKIP), id="no-claims"),
+    pytest.param(["unbound-pvc"], [pv_node1a], "node9",
+                 Status(Code.ERROR, 'no pod volume found for node "node9"'), id="not-the-filtered-node"),
+])
+def test_pre_bind_pre_flight_says_whether_pre_bind_has_work(claims: list[str], pvs: list[PersistentVolume],
+                                                            node: str, want: Status | None) -> None:
+    st = storage([c for c in (unbound_pvc, bound_pvc) if c.metadata.name in claims], pvs)
+    pod = pod_with(*claims)
+    pl = plugin(st)
+    if claims:
+        state = _cycle(pl, pod)
+    else:  # PreFilter skips the pod; Reserve still runs
+        state = _prefiltered(pl, pod)
+        assert pl.reserve(state, PodInfo(pod), node) is None
+    result, status = pl.pre_bind_pre_flight(state, PodInfo(pod), node)
+    assert result is not None
+    assert result.allow_parallel
+    assert status == want
+
+
+def test_pre_bind_pre_flight_without_the_pre_filter_state_is_an_error() -> None:
+    _, status = plugin(storage([])).pre_bind_pre_flight(CycleState(), PodInfo(pod_with()), "node1")
+    assert status == Status(Code.ERROR, 'reading "VolumeBinding" from cycleState: not found')
+
+
 def test_unreserve_frees_the_pv_for_the_next_pod() -> None:
     other = pvc("other", "1G")
     st = storage([unbound_pvc, other], [pv_node1a])

@@ -1,0 +1,1 @@
+"""node_declared_features."""
