@@ -17,6 +17,7 @@ from tests.unit.plugins.dynamic_resources.dra_builders import (
     from_claim,
     make_claim,
     pod_with_claim_name,
+    pod_with_claim_template,
 )
 
 PROFILE = "kubesched"
@@ -74,3 +75,22 @@ def test_claims_slices_and_classes_move_pods_the_plugin_rejected() -> None:
             sources.resource_claims.handler.on_update(allocated, from_claim(allocated).allocation(None)
                                                       .resource_version("3").obj())
         assert not _waiting(sched, pod), event
+
+
+def test_a_template_pod_comes_back_when_its_status_names_the_claim() -> None:
+    """The resourceclaim controller creates the claim, then names it in the pod's status: the claim's
+    event finds the pod not schedulable yet (its status names no claim), the pod's own update
+    (UpdatePodGeneratedResourceClaim) queues it."""
+    sched = _scheduler()
+    pod = pod_with_claim_template().scheduler(PROFILE).obj()
+    sched.handlers.pod_added(pod)
+    assert _waiting(sched, pod)
+    sched.sources.resource_claims.handler.on_add(PENDING_CLAIM)
+    assert _waiting(sched, pod)
+    updated = pod_with_claim_template().scheduler(PROFILE).claim_status("my-resource",
+                                                                         PENDING_CLAIM.metadata.name).obj()
+    sched.handlers.pod_updated(pod, updated)
+    assert not _waiting(sched, pod)
+    info = sched.queue.pop_nowait()
+    assert info is not None
+    assert info.pod is updated
