@@ -5,11 +5,13 @@ not named here is skipped (opaque device configuration, device status, derived a
 Field names follow k8s.io/api/resource/v1/types.go of v0.37.2. Quantities stay strings, as in the
 rest of the model; model/quantity.py parses them. Where Go has a pointer whose nil differs from the
 zero value (`adminAccess`, `allNodes`, `allowMultipleAllocations`, a request policy's `default`),
-the field is `X | None`. Opaque driver parameters are kept as raw JSON: the scheduler copies them
-from a class or claim into the allocation it writes, never reads them.
+the field is `X | None`. Opaque driver parameters are kept as decoded JSON: the scheduler copies
+them from a class or claim into the allocation it writes, never reads them.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import msgspec
 
@@ -77,8 +79,8 @@ class CapacityRequirements(msgspec.Struct, gc=False, omit_defaults=True):
 
 class OpaqueDeviceConfiguration(msgspec.Struct, gc=False, omit_defaults=True):
     driver: str = ""
-    # Arbitrary JSON for the driver, passed through as it was read.
-    parameters: msgspec.Raw = msgspec.Raw()
+    # Arbitrary JSON for the driver (an object), passed through as it was read.
+    parameters: Any = None
 
 
 class DeviceClaimConfiguration(msgspec.Struct, gc=False, omit_defaults=True):

@@ -69,6 +69,7 @@ from tests.unit.plugins.dynamic_resources.dra_builders import (
     WORKER_NODE2,
     WORKER_NODE2_SLICE,
     WORKER_NODE3,
+    WORKER_NODE3_SLICE,
     WORKER_NODE_SLICE,
     allocation,
     copy,
@@ -390,6 +391,11 @@ CASES = [
                       classes=[DEVICE_CLASS], slices=[WORKER_NODE_SLICE, WORKER_NODE2_SLICE],
                       want=Want(filter={NODE_NAME: Result(error(f"claim default/my-pod-my-resource: {CEL_ERROR}"))})),
                  id="CEL-runtime-error-for-one-of-two-nodes"),
+    # The first node's error aborts the attempt: the other nodes are never filtered.
+    pytest.param(Case(POD, nodes=[WORKER_NODE, WORKER_NODE2, WORKER_NODE3], claims=[break_cel_in_claim(PENDING_CLAIM)],
+                      classes=[DEVICE_CLASS], slices=[WORKER_NODE_SLICE, WORKER_NODE2_SLICE, WORKER_NODE3_SLICE],
+                      want=Want(filter={NODE_NAME: Result(error(f"claim default/my-pod-my-resource: {CEL_ERROR}"))})),
+                 id="CEL-runtime-error-for-one-of-three-nodes"),
     pytest.param(Case(POD, claims=[PENDING_CLAIM], want=Want(
         pre_filter=Result(unschedulable(f"request req-1: device class {CLASS_NAME} does not exist")),
         post_filter=Result(Status(Code.UNSCHEDULABLE)))), id="missing-class"),
