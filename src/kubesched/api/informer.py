@@ -65,6 +65,13 @@ CSI_DRIVERS = Resource("/apis/storage.k8s.io/v1", "csidrivers", "CSIDriver")
 CSI_STORAGE_CAPACITIES = Resource("/apis/storage.k8s.io/v1", "csistoragecapacities", "CSIStorageCapacity")
 VOLUME_ATTACHMENTS = Resource("/apis/storage.k8s.io/v1", "volumeattachments", "VolumeAttachment")
 POD_DISRUPTION_BUDGETS = Resource("/apis/policy/v1", "poddisruptionbudgets", "PodDisruptionBudget")
+# Dynamic Resource Allocation: resource.k8s.io/v1, the only version kube-apiserver 1.37 serves by default.
+_DRA = "/apis/resource.k8s.io/v1"
+RESOURCE_CLAIMS = Resource(_DRA, "resourceclaims", "ResourceClaim")
+RESOURCE_SLICES = Resource(_DRA, "resourceslices", "ResourceSlice")
+DEVICE_CLASSES = Resource(_DRA, "deviceclasses", "DeviceClass")
+DEVICE_TAINT_RULES = Resource(_DRA, "devicetaintrules", "DeviceTaintRule")
+DRA_RESOURCES = (RESOURCE_CLAIMS, RESOURCE_SLICES, DEVICE_CLASSES, DEVICE_TAINT_RULES)
 
 # How long one watch request lasts (timeoutSeconds, randomised up to twice this), and how much
 # longer than that a silent connection is trusted. The apiserver's bookmarks are no heartbeat: it
