@@ -32,6 +32,8 @@ from kubesched.model.objects import (
     PodAffinity,
     PodAffinityTerm,
     PodCondition,
+    PodResourceClaim,
+    PodResourceClaimStatus,
     PodSchedulingGroup,
     PreferredSchedulingTerm,
     ReportedResources,
@@ -286,6 +288,19 @@ class PodBuilder:
 
     def gate(self, name: str) -> Self:
         self._pod.spec.scheduling_gates.append(SchedulingGate(name=name))
+        return self
+
+    def resource_claim(self, name: str, claim: str | None = None, template: str | None = None) -> Self:
+        """A `spec.resourceClaims` entry naming a ResourceClaim, or a template one is made from."""
+        self._pod.spec.resource_claims.append(PodResourceClaim(name=name, resource_claim_name=claim,
+                                                               resource_claim_template_name=template))
+        return self
+
+    def claim_status(self, name: str, claim: str | None) -> Self:
+        """A `status.resourceClaimStatuses` entry: the claim made from entry `name`'s template."""
+        statuses = self._pod.status.resource_claim_statuses or []
+        self._pod.status.resource_claim_statuses = [*statuses, PodResourceClaimStatus(name=name,
+                                                                                      resource_claim_name=claim)]
         return self
 
     def label(self, key: str, value: str) -> Self:

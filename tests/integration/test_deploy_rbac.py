@@ -29,8 +29,14 @@ ALLOWED = [
                               ("storage.k8s.io", "storageclasses"), ("storage.k8s.io", "csinodes"),
                               ("storage.k8s.io", "csidrivers"), ("storage.k8s.io", "csistoragecapacities"),
                               ("storage.k8s.io", "volumeattachments"),
-                              ("policy", "poddisruptionbudgets"))
+                              ("policy", "poddisruptionbudgets"), ("resource.k8s.io", "resourceclaims"),
+                              ("resource.k8s.io", "resourceslices"), ("resource.k8s.io", "deviceclasses"),
+                              ("resource.k8s.io", "devicetaintrules"))
       for verb in ("list", "watch")),
+    ("resource.k8s.io", "resourceclaims", "", "get", "some-ns", "some-claim"),
+    ("resource.k8s.io", "resourceclaims", "", "patch", "some-ns", "some-claim"),
+    ("resource.k8s.io", "resourceclaims", "status", "patch", "some-ns", "some-claim"),
+    ("resource.k8s.io", "resourceclaims", "binding", "patch", "", ""),
     ("", "pods", "binding", "create", "some-ns", "some-pod"),
     ("", "pods", "status", "patch", "some-ns", "some-pod"),
     ("", "pods", "", "delete", "some-ns", "some-pod"),
@@ -70,6 +76,9 @@ DENIED = [
     ("coordination.k8s.io", "leases", "", "get", "kube-system", "kube-scheduler"),
     ("coordination.k8s.io", "leases", "", "update", "kube-system", "kube-scheduler"),
     ("coordination.k8s.io", "leases", "", "create", "default", ""),
+    ("resource.k8s.io", "resourceclaims", "", "update", "some-ns", "some-claim"),  # patched, never PUT
+    ("resource.k8s.io", "resourceclaims", "", "create", "some-ns", ""),
+    ("resource.k8s.io", "resourceslices", "", "patch", "", "some-slice"),
 ]
 
 

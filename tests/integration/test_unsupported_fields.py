@@ -1,10 +1,10 @@
-"""On the real plane: UnsupportedPodFields holds back only pods with DRA resource claims (until
-DynamicResources allocates devices), naming the fields, and never binds them. Pods with PVC and ephemeral
+"""On the real plane: UnsupportedPodFields holds back no pod now. Pods with PVC and ephemeral
 volumes are VolumeBinding's (here their claims are unbound Immediate ones, so they stay Pending with
 kube-scheduler's message for that, not UnsupportedPodFields'), a plain pod next to them is bound,
 and so are pods with pod (anti-)affinity (InterPodAffinity evaluates those) and a pod with
-topologySpreadConstraints (PodTopologySpread evaluates them). Uses the session kubesched; adds no
-nodes, and deletes its namespace."""
+topologySpreadConstraints (PodTopologySpread evaluates them). Pods with DRA resource claims are
+DynamicResources', side by side with kube-scheduler in test_dynamic_resources.py. Uses the session
+kubesched; adds no nodes, and deletes its namespace."""
 
 from __future__ import annotations
 
@@ -67,14 +67,6 @@ SPREAD = {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": _HOSTNAME,
                                          "labelSelector": {"matchLabels": {"app": "spread"}}}]}
 
 
-# A pod asking for a device through a claim template: the resourceclaim controller makes its claim,
-# and kubesched must not bind the pod to a node blind to it.
-_CLAIM_TEMPLATE_NAME = "one-gpu"
-DRA = {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": _CLAIM_TEMPLATE_NAME}]}
-DRA_REASON = ("pod uses spec.resourceClaims and spec.containers[0].resources.claims, "
-              "which kubesched does not evaluate yet")
-
-
 def _manifest(name: str, spec: dict[str, Any], app: str = "web") -> dict[str, Any]:
     return pod_manifest(name, KUBESCHED, {"containers": [container(cpu="10m", memory="16Mi")], **spec},
                         labels={"app": app})
@@ -94,14 +86,6 @@ def created(plane: Kube, kubesched: KubeschedProcess) -> Any:
                  "resources": {"requests": {"storage": "1Gi"}}}})
     for name, (spec, _) in PODS.items():
         create_pod(plane, NS, _manifest(name, spec))
-    plane.create(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaimtemplates", {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-        "metadata": {"name": _CLAIM_TEMPLATE_NAME},
-        "spec": {"spec": {"devices": {"requests": [
-            {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}})
-    dra = _manifest("dra", DRA, app="dra")
-    dra["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
-    create_pod(plane, NS, dra)
     create_pod(plane, NS, _manifest("plain", {}))
     wait_bound(plane, NS, "plain", timeout=30)
     for name, spec in EVALUATED.items():
@@ -148,18 +132,6 @@ def test_pod_with_claims_is_volume_bindings(created: Kube, name: str) -> None:
     assert any(m.fullmatch(ev["note"]) for m in allowed), ev["note"]
     assert ev["reportingController"] == KUBESCHED
     assert not get_pod(created, NS, name)["spec"].get("nodeName")
-
-
-def test_pod_with_resource_claims_stays_pending_naming_the_fields(created: Kube) -> None:
-    want = _message(DRA_REASON)
-    cond = wait_for("UnsupportedPodFields' message on dra",
-                    lambda: (c := wait_unschedulable(created, NS, "dra", timeout=30)) and
-                    want.fullmatch(c["message"]) and c, timeout=30)
-    assert cond["reason"] == "Unschedulable"
-    ev = wait_event(created, NS, "dra", "FailedScheduling", timeout=30)
-    assert want.fullmatch(ev["note"]), ev["note"]
-    time.sleep(2)  # the claim the controller makes from the template must not get it bound either
-    assert not get_pod(created, NS, "dra")["spec"].get("nodeName")
 
 
 def test_rejected_pod_is_not_retried_in_a_loop(created: Kube) -> None:

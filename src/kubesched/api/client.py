@@ -8,12 +8,8 @@ Measured on the 2-core box: 64 keep-alive HTTP/1.1 connections reach ~350-390 bi
 from __future__ import annotations
 
 import asyncio
-import base64
-import ipaddress
 import logging
-import os
 import time
-import urllib.parse
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -25,6 +21,7 @@ import orjson
 from kubesched.api.errors import ApiConnectionError, ApiError, ApiFenced
 from kubesched.api.http1 import Http1Pool
 from kubesched.api.kubeconfig import ClusterConfig
+from kubesched.api.proxy import route_for
 from kubesched.api.ratelimit import TokenBucket
 
 log = logging.getLogger(__name__)
@@ -47,123 +44,6 @@ class Response:
     @property
     def ok(self) -> bool:
         return 200 <= self.status < 300
-
-
-# --- proxies, as client-go picks them ------------------------------------------------------------
-
-
-def _env(environ: Mapping[str, str], *names: str) -> str:
-    """httpproxy.getEnvAny: the first of the names set to something."""
-    for name in names:
-        if environ.get(name):
-            return environ[name]
-    return ""
-
-
-def _parse_proxy(value: str) -> str | None:
-    """httpproxy.parseProxy: a value without a scheme (or host) is read as http://value."""
-    try:
-        url = urllib.parse.urlsplit(value)
-        if url.scheme and url.netloc:
-            return value
-    except ValueError:
-        pass
-    try:
-        urllib.parse.urlsplit("http://" + value).port  # noqa: B018  # raises for what is not a URL
-    except ValueError:
-        return None
-    return "http://" + value
-
-
-def _no_proxy(host: str, port: str, no_proxy: str) -> bool:
-    """httpproxy's useProxy, negated: localhost and loopback addresses, then NO_PROXY's entries
-    ("*"; a CIDR or an IP, optionally with a port, for IP hosts; "domain" for it and its
-    subdomains, ".domain" or "*.domain" for its subdomains only, optionally with a port)."""
-    if host == "localhost":
-        return True
-    try:
-        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
-    except ValueError:
-        ip = None
-    if ip is not None and ip.is_loopback:
-        return True
-    host = host.strip().lower()
-    for entry in no_proxy.split(","):
-        p = entry.strip().lower()
-        if not p:
-            continue
-        if p == "*":
-            return True
-        try:
-            net = ipaddress.ip_network(p, strict=False) if "/" in p else None
-        except ValueError:
-            net = None
-        if net is not None:
-            if ip is not None and ip in net:
-                return True
-            continue
-        phost, pport = p, ""
-        split = urllib.parse.urlsplit("//" + p)
-        try:
-            if split.port is not None:
-                phost, pport = split.hostname or "", str(split.port)
-        except ValueError:
-            pass
-        phost = phost.removeprefix("[").removesuffix("]")
-        try:
-            pip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(phost)
-        except ValueError:
-            pip = None
-        if pip is not None:
-            if ip is not None and ip == pip and pport in ("", port):
-                return True
-            continue
-        if not phost or ip is not None:
-            continue
-        phost = phost.removeprefix("*")
-        exact = not phost.startswith(".")
-        suffix = phost if phost.startswith(".") else "." + phost
-        if (host.endswith(suffix) or (exact and host == suffix[1:])) and pport in ("", port):
-            return True
-    return False
-
-
-def proxy_for(server: str, proxy_url: str = "", environ: Mapping[str, str] | None = None) -> str | None:
-    """The proxy client-go would use for `server`: the cluster's proxy-url (http.ProxyURL, for every
-    host), else http.ProxyFromEnvironment's (HTTPS_PROXY for https, HTTP_PROXY for http, not in a
-    CGI environment; NO_PROXY); None for a direct connection."""
-    if proxy_url:
-        return proxy_url
-    env = os.environ if environ is None else environ
-    url = urllib.parse.urlsplit(server)
-    if url.scheme == "https":
-        value = _env(env, "HTTPS_PROXY", "https_proxy")
-    elif url.scheme == "http":
-        value = _env(env, "HTTP_PROXY", "http_proxy")
-        if value and env.get("REQUEST_METHOD"):  # Go refuses it (golang.org/s/cgihttpproxy)
-            return None
-    else:
-        return None
-    proxy = _parse_proxy(value) if value else None
-    if proxy is None:
-        return None
-    port = str(url.port or (443 if url.scheme == "https" else 80))
-    if _no_proxy(url.hostname or "", port, _env(env, "NO_PROXY", "no_proxy")):
-        return None
-    return proxy
-
-
-def _proxy_and_auth(proxy: str) -> tuple[str, dict[str, str]]:
-    """The proxy URL without its user:password, and the Proxy-Authorization Go's Transport sends
-    for them."""
-    url = urllib.parse.urlsplit(proxy)
-    if url.username is None:
-        return proxy, {}
-    user = urllib.parse.unquote(url.username)
-    password = urllib.parse.unquote(url.password or "")
-    netloc = url.netloc.rsplit("@", 1)[1]
-    bare = urllib.parse.urlunsplit(url._replace(netloc=netloc))
-    return bare, {"Proxy-Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
 
 
 class ApiClient:
@@ -191,19 +71,15 @@ class ApiClient:
         self._session: aiohttp.ClientSession | None = None
         self._posts: Http1Pool | None = None
         # client-go decides per request; the server is fixed, so once. Go reads the environment once.
-        proxy = proxy_for(config.server, config.proxy_url)
-        self._proxy: str | None = None
-        self._proxy_headers: dict[str, str] = {}
+        self._route = route_for(config.server, config.proxy_url)
         # Why writes are refused (fence()), and the tasks with a write under way, to cancel then.
         self.fenced: str | None = None
         self._writing: set[asyncio.Task[Any]] = set()
-        if proxy:
-            self._proxy, self._proxy_headers = _proxy_and_auth(proxy)
 
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(
+            connector = self._route.connector(
                 limit=self._max_connections,
                 limit_per_host=self._max_connections,
                 keepalive_timeout=60,
@@ -212,7 +88,8 @@ class ApiClient:
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 # Never let REQUESTS_CA_BUNDLE / SSL_CERT_FILE / netrc from the environment in; the
-                # proxy is client-go's choice (proxy_for), passed with each request.
+                # proxy is client-go's choice (route_for): an http(s) one passed with each request, a
+                # socks5 one dialled by the connector.
                 trust_env=False,
                 json_serialize=lambda o: orjson.dumps(o).decode(),
                 headers={"User-Agent": self._user_agent, "Accept": JSON},
@@ -253,13 +130,9 @@ class ApiClient:
         kw: dict[str, Any] = {}
         if self.config.tls_server_name:
             kw["server_hostname"] = self.config.tls_server_name
-        if self._proxy is not None:
-            if not self._proxy.startswith(("http://", "https://")):
-                raise ApiConnectionError(f"the proxy for {self.server} is not http(s): kubesched's HTTP client "
-                                         "speaks only http and https proxies")
-            kw["proxy"] = self._proxy
-            if self._proxy_headers:
-                kw["proxy_headers"] = self._proxy_headers
+        if refusal := self._route.refusal():
+            raise ApiConnectionError(f"{self.server}: {refusal}")
+        kw.update(self._route.request_kwargs())
         return kw
 
     async def request(
@@ -316,8 +189,11 @@ class ApiClient:
                        request_timeout: float | None) -> Response:
         data = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
         time_limit = request_timeout or self._timeout
-        # Through a proxy, aiohttp (which tunnels); else the lean pool for creates.
-        lean = method == "POST" and params is None and data is not None and self._proxy is None
+        # Creates take the lean pool, direct or through a socks5 proxy (it dials the pool's
+        # connections); through an http(s) proxy, aiohttp, which speaks CONNECT and Proxy-Authorization.
+        route = self._route
+        lean = (method == "POST" and params is None and data is not None and route.http is None
+                and not route.unsupported)
         for attempt in range(2):
             await self._limiter.acquire()
             if self.fenced is not None and method not in READS:
@@ -337,8 +213,10 @@ class ApiClient:
     async def _post(self, path: str, data: bytes, headers: dict[str, str], time_limit: float) -> tuple[int, bytes]:
         """Creates (bindings, events) go over the lean HTTP/1.1 pool: they are the per-pod hot path."""
         if self._posts is None:
+            socks = self._route.socks
             self._posts = Http1Pool(self.server, self.config.ssl_context, size=self._max_connections,
-                                    server_hostname=self.config.tls_server_name, user_agent=self._user_agent)
+                                    server_hostname=self.config.tls_server_name, user_agent=self._user_agent,
+                                    dial=socks.dial if socks is not None else None)
         return await self._posts.request("POST", path, data, headers, time_limit)
 
     async def _aiohttp(self, method: str, path: str, params: Params | None, data: bytes | None,

@@ -19,8 +19,8 @@ from pathlib import Path
 import aiohttp
 
 from kubesched.api import extender_wire as wire
-from kubesched.api.client import _proxy_and_auth, proxy_for
 from kubesched.api.kubeconfig import build_ssl_context
+from kubesched.api.proxy import route_for
 from kubesched.framework.extender import (
     ConfiguredExtender,
     ExtenderConfig,
@@ -92,11 +92,7 @@ class HTTPExtender(ConfiguredExtender):
         self._ssl = ssl_context_for(config)
         self._server_name = config.tls_config.server_name if config.tls_config else ""
         self._session: aiohttp.ClientSession | None = None
-        self._proxy: str | None = None
-        self._proxy_headers: dict[str, str] = {}
-        proxy = proxy_for(config.url_prefix, environ=environ)
-        if proxy:
-            self._proxy, self._proxy_headers = _proxy_and_auth(proxy)
+        self._route = route_for(config.url_prefix, environ=environ)
 
     def _url(self, verb: str) -> str:
         return self.config.url_prefix.rstrip("/") + "/" + verb
@@ -104,8 +100,8 @@ class HTTPExtender(ConfiguredExtender):
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=90,
-                                             ssl=self._ssl if self._ssl is not None else True)
+            connector = self._route.connector(limit=MAX_CONNECTIONS, keepalive_timeout=90,
+                                              ssl=self._ssl if self._ssl is not None else True)
             self._session = aiohttp.ClientSession(connector=connector, trust_env=False,
                                                   headers={"User-Agent": "kubesched"})
         return self._session
@@ -121,10 +117,9 @@ class HTTPExtender(ConfiguredExtender):
         kw: dict[str, object] = {}
         if self._server_name:
             kw["server_hostname"] = self._server_name
-        if self._proxy is not None:
-            kw["proxy"] = self._proxy
-            if self._proxy_headers:
-                kw["proxy_headers"] = self._proxy_headers
+        if refusal := self._route.refusal():
+            raise ExtenderError(f'Post "{url}": {refusal}')
+        kw.update(self._route.request_kwargs())
         stage = "awaiting headers"
         try:
             async with self.session.post(url, data=body, headers={"Content-Type": JSON},

@@ -10,18 +10,22 @@ work for a fraction of it. Everything else (lists, watches, patches) stays on ai
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from kubesched.api.errors import ApiConnectionError
 
 _MAX_HEAD = 64 * 1024
 
+# Opens a TCP connection to (host, port) some other way than directly (through a socks5 proxy).
+Dial = Callable[[str, int], Awaitable[socket.socket]]
+
 
 class Http1Pool:
     def __init__(self, server: str, ssl_context: ssl.SSLContext | None, *, size: int,
-                 server_hostname: str | None = None, user_agent: str = "kubesched") -> None:
+                 server_hostname: str | None = None, user_agent: str = "kubesched", dial: Dial | None = None) -> None:
         url = urllib.parse.urlsplit(server)
         self._tls = url.scheme == "https"
         self._host = url.hostname or "localhost"
@@ -32,6 +36,7 @@ class Http1Pool:
         self._fixed = (f"Host: {url.netloc}\r\nUser-Agent: {user_agent}\r\nAccept: application/json\r\n")
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self._slots = asyncio.Semaphore(size)
+        self._dial = dial
 
     async def request(self, method: str, path: str, body: bytes, headers: Mapping[str, str],
                       time_limit: float) -> tuple[int, bytes]:
@@ -54,8 +59,16 @@ class Http1Pool:
     async def _connect(self, time_limit: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         try:
             async with asyncio.timeout(time_limit):
-                return await asyncio.open_connection(self._host, self._port, ssl=self._ssl,
-                                                     server_hostname=self._server_hostname, limit=_MAX_HEAD)
+                if self._dial is None:
+                    return await asyncio.open_connection(self._host, self._port, ssl=self._ssl,
+                                                         server_hostname=self._server_hostname, limit=_MAX_HEAD)
+                sock = await self._dial(self._host, self._port)
+                try:
+                    return await asyncio.open_connection(sock=sock, ssl=self._ssl,
+                                                         server_hostname=self._server_hostname, limit=_MAX_HEAD)
+                except BaseException:
+                    sock.close()
+                    raise
         except (OSError, TimeoutError) as e:
             raise ApiConnectionError(f"connecting to {self._host}:{self._port}: {type(e).__name__}: {e}") from e
 

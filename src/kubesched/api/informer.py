@@ -70,6 +70,13 @@ POD_GROUPS = Resource("/apis/scheduling.k8s.io/v1beta1", "podgroups", "PodGroup"
 WORKLOADS = Resource("/apis/scheduling.k8s.io/v1beta1", "workloads", "Workload")
 # scheduler-plugins' PodGroup CRD, for its Coscheduling plugin.
 CO_POD_GROUPS = Resource("/apis/scheduling.x-k8s.io/v1alpha1", "podgroups", "PodGroup")
+# Dynamic Resource Allocation: resource.k8s.io/v1, the only version kube-apiserver 1.37 serves by default.
+_DRA = "/apis/resource.k8s.io/v1"
+RESOURCE_CLAIMS = Resource(_DRA, "resourceclaims", "ResourceClaim")
+RESOURCE_SLICES = Resource(_DRA, "resourceslices", "ResourceSlice")
+DEVICE_CLASSES = Resource(_DRA, "deviceclasses", "DeviceClass")
+DEVICE_TAINT_RULES = Resource(_DRA, "devicetaintrules", "DeviceTaintRule")
+DRA_RESOURCES = (RESOURCE_CLAIMS, RESOURCE_SLICES, DEVICE_CLASSES, DEVICE_TAINT_RULES)
 
 # How long one watch request lasts (timeoutSeconds, randomised up to twice this), and how much
 # longer than that a silent connection is trusted. The apiserver's bookmarks are no heartbeat: it

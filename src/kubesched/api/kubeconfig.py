@@ -399,7 +399,7 @@ def load_kubeconfig(paths: str | Sequence[str], context: str | None = None) -> C
 
 def _proxy_url(where: str, value: str) -> str:
     """clientcmd's parseProxyURL (http, https or socks5), without printing the URL (it may carry a
-    password); socks5 is refused, as kubesched's HTTP clients do not speak it."""
+    password)."""
     try:
         url = urllib.parse.urlsplit(value)
         _ = url.port
@@ -408,8 +408,6 @@ def _proxy_url(where: str, value: str) -> str:
     if url.scheme not in ("http", "https", "socks5"):
         scheme = url.scheme if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]{0,15}", url.scheme) else "?"
         raise KubeconfigError(f'{where}: unsupported scheme "{scheme}", must be http, https or socks5')
-    if url.scheme == "socks5":
-        raise KubeconfigError(f"{where}: a socks5 proxy is not supported by kubesched; use an http or https proxy")
     if not url.hostname:
         raise KubeconfigError(f"{where}: no host; expected http(s)://[user:password@]host:port")
     return value

@@ -16,6 +16,7 @@ import uvloop
 from kubesched import logs, serving
 from kubesched.api import ApiClient, ClusterConfig, KubeconfigError, load_config
 from kubesched.api.extender import ExtenderConfigError, HTTPExtender, http_extenders
+from kubesched.api.informer import DRA_RESOURCES
 from kubesched.backend.queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
 from kubesched.cmd import serving_flags
 from kubesched.cmd.flags import apply_deprecated, check_master, common_options, log_settings, with_master
@@ -189,13 +190,14 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
                 secure: serving.SecureServer | None = None, *, features: FeatureGates | None = None,
                 max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> None:
     conn = config.client_connection
-    # Every informer's watch holds a connection of its own: 8, and one per storage resource.
     try:
         extenders = http_extenders(config.extenders)
     except ExtenderConfigError as exc:
         raise click.ClickException(f"couldn't create scheduler: {exc}") from None
+    # Every informer's watch holds a connection of its own: 8, one per storage resource and one per
+    # DRA resource.
     async with ApiClient(cluster, qps=conn.qps, burst=conn.burst,
-                         max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES)) as client, \
+                         max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES) + len(DRA_RESOURCES)) as client, \
             ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=2,
                       user_agent="kubesched/leader-election") as election_client, \
             _closing(extenders):

@@ -62,6 +62,9 @@ class EventResource(enum.StrEnum):
     POD_GROUP = "scheduling.k8s.io/PodGroup"
     # scheduler-plugins' PodGroup CRD, as its Coscheduling plugin names it.
     COSCHEDULING_POD_GROUP = "podgroups.v1alpha1.scheduling.x-k8s.io"
+    RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"
+    RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"
+    DEVICE_CLASS = "resource.k8s.io/DeviceClass"
     WILDCARD = "*"
 
 

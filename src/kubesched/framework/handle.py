@@ -1,8 +1,9 @@
 """What a plugin may reach beyond its arguments (kube-scheduler's framework.Handle), behind small
 ports so plugins stay free of I/O: the scheduler's snapshot, its clock, read-only listers of the
-informers' objects, the pods waiting at Permit, and the writes a bind plugin, preemption and volume
-binding need (bind a pod, set its nominated node, delete a victim, bind a PV to a claim, give a
-claim its selected node) with a task set to run them in."""
+informers' objects, the pods waiting at Permit, and the writes a bind plugin, preemption, volume
+binding and DynamicResources need (bind a pod, set its nominated node, delete a victim, bind a PV to
+a claim, give a claim its selected node, allocate, reserve and release a ResourceClaim) with a task
+set to run them in."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.framework.waiting import WaitingPods
 from kubesched.model.objects import Job, Node, Pod
+from kubesched.model.resource import ResourceClaim
 from kubesched.model.storage import PersistentVolume, PersistentVolumeClaim
 
 T_co = TypeVar("T_co", covariant=True)
@@ -43,6 +45,60 @@ ClaimWriter = Callable[[PersistentVolumeClaim], Awaitable[PersistentVolumeClaim 
 Spawner = Callable[[Coroutine[Any, Any, Any], str], object]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteFailure:
+    """A write the apiserver refused: its HTTP status (0 when it was not reached) and message."""
+
+    code: int
+    message: str
+
+    @property
+    def conflict(self) -> bool:
+        """409: the object changed since the version the write was based on."""
+        return self.code == 409
+
+
+class ResourceClaimWrites(Protocol):
+    """DynamicResources' writes of a ResourceClaim (kube-scheduler's clientset calls): each answers
+    the claim as the apiserver now has it, or why it did not write."""
+
+    async def get(self, namespace: str, name: str) -> ResourceClaim | WriteFailure:
+        """The claim as the apiserver has it (read again after a conflict)."""
+        ...
+
+    async def update(self, claim: ResourceClaim) -> ResourceClaim | WriteFailure:
+        """metadata.finalizers as `claim` has them, on the condition that the apiserver still has
+        its resourceVersion (an Update's conflict)."""
+        ...
+
+    async def update_status(self, claim: ResourceClaim) -> ResourceClaim | WriteFailure:
+        """status.allocation and status.reservedFor as `claim` has them (and status.devices cleared
+        when it has none), on the same condition (UpdateStatus)."""
+        ...
+
+    async def unreserve(self, claim: ResourceClaim, uid: str) -> ResourceClaim | WriteFailure:
+        """The reservedFor entry of this consumer uid removed, whatever the claim's version (a
+        strategic merge patch)."""
+        ...
+
+
+class NoClaimWrites:
+    async def get(self, namespace: str, name: str) -> ResourceClaim | WriteFailure:
+        return _CANNOT_WRITE
+
+    async def update(self, claim: ResourceClaim) -> ResourceClaim | WriteFailure:
+        return _CANNOT_WRITE
+
+    async def update_status(self, claim: ResourceClaim) -> ResourceClaim | WriteFailure:
+        return _CANNOT_WRITE
+
+    async def unreserve(self, claim: ResourceClaim, uid: str) -> ResourceClaim | WriteFailure:
+        return _CANNOT_WRITE
+
+
+_CANNOT_WRITE = WriteFailure(0, "this handle cannot write to a cluster")
 
 
 class Lister(Protocol[T_co]):
@@ -141,6 +197,7 @@ class Handle:
     disrupt_victim: VictimDisruptor = _no_writes
     write_volume: VolumeWriter = _no_volume_writes
     write_claim: ClaimWriter = _no_claim_writes
+    resource_claims: ResourceClaimWrites = field(default_factory=NoClaimWrites)
     spawn: Spawner = _no_spawn
     # How a plugin waits (VolumeBinding's PreBind polls the informers); tests pass a fake.
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep

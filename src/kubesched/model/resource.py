@@ -5,10 +5,13 @@ not named here is skipped (opaque device configuration, device status, derived a
 Field names follow k8s.io/api/resource/v1/types.go of v0.37.2. Quantities stay strings, as in the
 rest of the model; model/quantity.py parses them. Where Go has a pointer whose nil differs from the
 zero value (`adminAccess`, `allNodes`, `allowMultipleAllocations`, a request policy's `default`),
-the field is `X | None`.
+the field is `X | None`. Opaque driver parameters are kept as decoded JSON: the scheduler copies
+them from a class or claim into the allocation it writes, never reads them.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import msgspec
 
@@ -28,6 +31,18 @@ TOLERATION_OP_EQUAL = "Equal"
 ALLOCATION_RESULTS_MAX_SIZE = 32
 # The finalizer kube-scheduler puts on a claim it allocates.
 FINALIZER_DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
+# AllocationConfigSource
+CONFIG_SOURCE_CLASS = "FromClass"
+CONFIG_SOURCE_CLAIM = "FromClaim"
+# The most subrequests a firstAvailable request may list (FirstAvailableDeviceRequestMaxSize).
+FIRST_AVAILABLE_MAX_SIZE = 8
+
+
+class ClaimMeta(ObjectMeta, gc=False, omit_defaults=True):
+    """A claim's metadata: ObjectMeta and its finalizers, which only the scheduler's writes of a claim
+    read (other kinds leave them out to keep every pod smaller)."""
+
+    finalizers: list[str] = []
 
 
 # --- shared pieces ---------------------------------------------------------------------------------
@@ -60,6 +75,28 @@ class DeviceTaint(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
 
 class CapacityRequirements(msgspec.Struct, gc=False, omit_defaults=True):
     requests: dict[str, str] = {}
+
+
+class OpaqueDeviceConfiguration(msgspec.Struct, gc=False, omit_defaults=True):
+    driver: str = ""
+    # Arbitrary JSON for the driver (an object), passed through as it was read.
+    parameters: Any = None
+
+
+class DeviceClaimConfiguration(msgspec.Struct, gc=False, omit_defaults=True):
+    # Empty: for every request of the claim.
+    requests: list[str] = []
+    opaque: OpaqueDeviceConfiguration | None = None
+
+
+class DeviceClassConfiguration(msgspec.Struct, gc=False, omit_defaults=True):
+    opaque: OpaqueDeviceConfiguration | None = None
+
+
+class DeviceAllocationConfiguration(msgspec.Struct, gc=False, omit_defaults=True):
+    source: str = ""
+    requests: list[str] = []
+    opaque: OpaqueDeviceConfiguration | None = None
 
 
 # --- ResourceClaim ---------------------------------------------------------------------------------
@@ -102,6 +139,7 @@ class DeviceConstraint(msgspec.Struct, rename="camel", gc=False, omit_defaults=T
 class DeviceClaim(msgspec.Struct, gc=False, omit_defaults=True):
     requests: list[DeviceRequest] = []
     constraints: list[DeviceConstraint] = []
+    config: list[DeviceClaimConfiguration] = []
 
 
 class ResourceClaimSpec(msgspec.Struct, gc=False, omit_defaults=True):
@@ -124,6 +162,7 @@ class DeviceRequestAllocationResult(msgspec.Struct, rename="camel", gc=False, om
 
 class DeviceAllocationResult(msgspec.Struct, gc=False, omit_defaults=True):
     results: list[DeviceRequestAllocationResult] = []
+    config: list[DeviceAllocationConfiguration] = []
 
 
 class AllocationResult(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
@@ -140,13 +179,33 @@ class ResourceClaimConsumerReference(msgspec.Struct, rename="camel", gc=False, o
     uid: str = ""
 
 
+class Condition(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    """metav1.Condition, as far as binding conditions read it."""
+
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+class AllocatedDeviceStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
+    """`status.devices[]`: a driver's report on one allocated device (its binding conditions)."""
+
+    driver: str = ""
+    pool: str = ""
+    device: str = ""
+    share_id: str | None = msgspec.field(default=None, name="shareID")
+    conditions: list[Condition] = []
+
+
 class ResourceClaimStatus(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     allocation: AllocationResult | None = None
     reserved_for: list[ResourceClaimConsumerReference] = []
+    devices: list[AllocatedDeviceStatus] = []
 
 
 class ResourceClaim(msgspec.Struct, gc=False, omit_defaults=True):
-    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    metadata: ClaimMeta = msgspec.field(default_factory=ClaimMeta)
     spec: ResourceClaimSpec = msgspec.field(default_factory=ResourceClaimSpec)
     status: ResourceClaimStatus = msgspec.field(default_factory=ResourceClaimStatus)
 
@@ -255,6 +314,7 @@ class ResourceSlice(msgspec.Struct, gc=False, omit_defaults=True):
 
 class DeviceClassSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
     selectors: list[DeviceSelector] = []
+    config: list[DeviceClassConfiguration] = []
     extended_resource_name: str | None = None
 
 
@@ -270,7 +330,7 @@ class DeviceTaintSelector(msgspec.Struct, gc=False, omit_defaults=True):
 
 
 class DeviceTaintRuleSpec(msgspec.Struct, rename="camel", gc=False, omit_defaults=True):
-    # None selects every device.
+    # None selects no device (the slice tracker skips such a rule); an unset field matches any.
     device_selector: DeviceTaintSelector | None = None
     taint: DeviceTaint = msgspec.field(default_factory=DeviceTaint)
 

@@ -37,6 +37,7 @@ from kubesched.plugins.cronjob_pool import plugin as cronjob_pool
 from kubesched.plugins.cronjob_pool.ownership import JobLookup
 from kubesched.plugins.default_preemption.pdb import PDBLister
 from kubesched.plugins.dynamic_resources import plugin as dynamic_resources
+from kubesched.plugins.dynamic_resources.manager import DraManager
 from kubesched.plugins.gang_scheduling import plugin as gang_scheduling
 from kubesched.plugins.helper.storage_lister import StorageLister
 from kubesched.plugins.inter_pod_affinity import NamespaceLister
@@ -51,7 +52,8 @@ from kubesched.plugins.pod_topology_spread import SelectorLister
 
 def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister | None = None,
                      selectors: SelectorLister | None = None, storage: StorageLister | None = None,
-                     pdbs: PDBLister | None = None, co_pod_groups: Lister[CoPodGroup] | None = None) -> Registry:
+                     pdbs: PDBLister | None = None, dra: DraManager | None = None,
+                     co_pod_groups: Lister[CoPodGroup] | None = None) -> Registry:
     """Every plugin kubesched ships. The CronJob pool reads Jobs from `jobs` (the scheduler's Job
     informer); without it every owner Job counts as gone. InterPodAffinity reads namespace labels
     (for namespaceSelector) from `namespaces` (the scheduler's Namespace informer); without it no
@@ -61,8 +63,10 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
     plugins read PersistentVolumes, claims, StorageClasses and the CSI objects from `storage` (the
     scheduler's storage informers); without it none exists.
     DefaultPreemption reads PodDisruptionBudgets from `pdbs` (the scheduler's PDB informer); without
-    it no victim breaks a budget. Coscheduling (off by default) reads scheduler-plugins' PodGroups
-    from `co_pod_groups` (an informer the scheduler starts only when a profile enables it)."""
+    it no victim breaks a budget. DynamicResources reads ResourceClaims, ResourceSlices and
+    DeviceClasses from `dra` (fed by the scheduler's informers); without it none exists.
+    Coscheduling (off by default) reads scheduler-plugins' PodGroups from `co_pod_groups` (an
+    informer the scheduler starts only when a profile enables it)."""
     return Registry([
         PluginSpec(priority_sort.NAME, priority_sort.new),
         PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
@@ -83,7 +87,8 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
         PluginSpec(inter_pod_affinity.NAME, functools.partial(inter_pod_affinity.new, namespaces=namespaces),
                    args_parser=inter_pod_affinity.parse_args),
         PluginSpec(image_locality.NAME, image_locality.new),
-        PluginSpec(dynamic_resources.NAME, dynamic_resources.new),
+        PluginSpec(dynamic_resources.NAME, functools.partial(dynamic_resources.new, dra=dra),
+                   args_parser=dynamic_resources.parse_args),
         PluginSpec(default_preemption.NAME, functools.partial(default_preemption.new, pdbs=pdbs),
                    args_parser=default_preemption.parse_args),
         PluginSpec(default_binder.NAME, default_binder.new),

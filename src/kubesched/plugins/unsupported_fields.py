@@ -5,14 +5,9 @@ pod on a node its volume cannot reach, say. So this PreFilter rejects such a pod
 UnschedulableAndUnresolvable, naming every such field with its path; the pod gets
 PodScheduled=False and a FailedScheduling event saying why.
 
-One field is left: DRA's `spec.resourceClaims` (and the `resources.claims` of containers and of the
-pod that name them), until DynamicResources allocates devices as kube-scheduler does; a pod with a
-claim placed without one would run on a node lacking its device. `ignoredFields: [resourceClaims]`
-places such pods as if they had no claims (a profile without DynamicResources in kube-scheduler
-does the same).
-
-VolumeBinding evaluates `persistentVolumeClaim` and `ephemeral` volumes
-(an ephemeral volume is the claim <pod>-<volume> the ephemeral-volume controller creates), as
+No field is left: VolumeBinding evaluates `persistentVolumeClaim` and `ephemeral` volumes (an
+ephemeral volume is the claim <pod>-<volume> the ephemeral-volume controller creates),
+DynamicResources DRA's `spec.resourceClaims` (and the `resources.claims` naming them), as
 InterPodAffinity and PodTopologySpread evaluate pod affinity and topologySpreadConstraints. A
 profile that disables one of those plugins places such pods as if the fields were absent, as
 kube-scheduler does. `ignoredFields` still accepts the names it once had, so a config that names
@@ -21,7 +16,7 @@ them loads unchanged; they have nothing to ignore any more:
     pluginConfig:
       - name: UnsupportedPodFields
         args:
-          ignoredFields: [ephemeral]   # accepted, no effect
+          ignoredFields: [resourceClaims]   # accepted, no effect
 """
 
 from __future__ import annotations
@@ -46,11 +41,11 @@ NAME = "UnsupportedPodFields"
 PERSISTENT_VOLUME_CLAIM = "persistentVolumeClaim"
 EPHEMERAL = "ephemeral"
 RESOURCE_CLAIMS = "resourceClaims"
-# The fields kubesched does not evaluate. The names `ignoredFields` takes are the pod-level field's;
-# a container's `resources.claims` can only name one of them, so the one name covers both.
-FIELDS: tuple[str, ...] = (RESOURCE_CLAIMS,)
+# The fields kubesched does not evaluate: none now. The names `ignoredFields` takes are the
+# pod-level field's.
+FIELDS: tuple[str, ...] = ()
 # Names `ignoredFields` still accepts although their plugin now evaluates them.
-RETIRED_FIELDS = (PERSISTENT_VOLUME_CLAIM, EPHEMERAL)
+RETIRED_FIELDS = (PERSISTENT_VOLUME_CLAIM, EPHEMERAL, RESOURCE_CLAIMS)
 
 # Pods already warned about in ignore mode; bounded, since a deleted pod never says goodbye here.
 _MAX_WARNED = 10_000
@@ -59,17 +54,9 @@ log = logging.getLogger(__name__)
 
 
 def unsupported_fields(pod: Pod) -> list[tuple[str, str]]:
-    """(field name, path) of every field of the pod that kubesched would not evaluate, in spec order."""
-    spec = pod.spec
-    found: list[tuple[str, str]] = []
-    if spec.resource_claims:
-        found.append((RESOURCE_CLAIMS, "spec.resourceClaims"))
-    for kind, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
-        found.extend((RESOURCE_CLAIMS, f"spec.{kind}[{i}].resources.claims")
-                     for i, c in enumerate(containers) if c.resources.claims)
-    if spec.resources is not None and spec.resources.claims:
-        found.append((RESOURCE_CLAIMS, "spec.resources.claims"))
-    return found
+    """(field name, path) of every field of the pod that kubesched would not evaluate, in spec
+    order: none since DynamicResources evaluates resource claims."""
+    return []
 
 
 def reason(paths: Sequence[str]) -> str:

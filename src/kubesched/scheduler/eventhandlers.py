@@ -136,6 +136,20 @@ class ClusterEventHandlers:
         moving the pods a plugin that rejected them registered it for."""
         return StorageHandlers(self.queue.move_all_to_active_or_backoff, resource)
 
+    def changes(self, resource: events.EventResource) -> Callable[[Any, Any], None]:
+        """The same for a tracker that reports each change as (old, new) (DynamicResources' claims
+        and slices): old None is an Add, new None a Delete."""
+        h = StorageHandlers(self.queue.move_all_to_active_or_backoff, resource)
+
+        def changed(old: Any, new: Any) -> None:
+            if old is None:
+                h.on_add(new)
+            elif new is None:
+                h.on_delete(old)
+            else:
+                h.on_update(old, new)
+        return changed
+
 
 def _nomination_changed(old: Pod, new: Pod) -> bool:
     """kube-scheduler hasNominatedNodeNameChanged: the pod had a nominated node, and has another or none."""

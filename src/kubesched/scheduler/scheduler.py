@@ -38,7 +38,7 @@ from kubesched.backend.queue import (
 )
 from kubesched.config.features import FeatureGates
 from kubesched.config.types import SchedulerConfig
-from kubesched.framework.events import WILDCARD, Registration
+from kubesched.framework.events import WILDCARD, EventResource, Registration
 from kubesched.framework.extender import EXTENDER_NAME, Extender, ordered
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
@@ -113,7 +113,8 @@ class Scheduler:
                              jobs=self.jobs, bind_pod=writes.bind_pod, nominate_pod=writes.nominate_pod,
                              delete_victim=writes.delete_victim, disrupt_victim=writes.disrupt_victim,
                              write_volume=writes.write_volume, write_claim=writes.write_claim,
-                             spawn=self._spawn_background, extenders=ordered(extenders))
+                             resource_claims=writes.resource_claims, spawn=self._spawn_background,
+                             extenders=ordered(extenders))
         self.extenders = self.handle.extenders
         self.pod_group_states: PodGroupStates | None = None
         if sources.pod_groups is not None:
@@ -152,6 +153,10 @@ class Scheduler:
         self.nodes.handler = Handlers(handlers.node_added, handlers.node_updated, handlers.node_deleted)
         for resource, informer in sources.storage_informers:
             informer.handler = handlers.storage_handlers(resource)
+        # DRA: claims as the assume cache changes them, slices with their taint rules applied.
+        sources.dra.claims.listeners.append(handlers.changes(EventResource.RESOURCE_CLAIM))
+        sources.dra.slices.listeners.append(handlers.changes(EventResource.RESOURCE_SLICE))
+        sources.device_classes.handler = handlers.storage_handlers(EventResource.DEVICE_CLASS)
         self.cycles = Cycles(self.profiles, self.cache, self.queue, self.conditions, self.events, self.pods,
                              self.metrics, config.percentage_of_nodes_to_score, rng or random.Random(),
                              bound_or_gone=writes.bound_or_gone, extenders=tuple(self.extenders))

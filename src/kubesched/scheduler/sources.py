@@ -19,6 +19,8 @@ from kubesched.api.informer import (
     CSI_DRIVERS,
     CSI_NODES,
     CSI_STORAGE_CAPACITIES,
+    DEVICE_CLASSES,
+    DEVICE_TAINT_RULES,
     JOBS,
     NAMESPACES,
     NODES,
@@ -29,6 +31,8 @@ from kubesched.api.informer import (
     PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
     SERVICES,
     STATEFUL_SETS,
     STORAGE_CLASSES,
@@ -52,6 +56,7 @@ from kubesched.model.objects import (
     Service,
     StatefulSet,
 )
+from kubesched.model.resource import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice
 from kubesched.model.storage import (
     CSIDriver,
     CSINode,
@@ -63,6 +68,9 @@ from kubesched.model.storage import (
 )
 from kubesched.model.workload import PodGroup, Workload
 from kubesched.plugins.cronjob_pool.ownership import InformerJobs
+from kubesched.plugins.dynamic_resources.manager import DraManager
+from kubesched.plugins.dynamic_resources.slice_tracker import SliceTracker
+from kubesched.plugins.dynamic_resources.tracker import ClaimTracker
 from kubesched.plugins.helper.storage_lister import InformerStorage
 from kubesched.plugins.inter_pod_affinity import InformerNamespaces
 from kubesched.plugins.registry import in_tree_registry
@@ -88,6 +96,10 @@ KINDS: dict[str, type[Any]] = {
     CSI_STORAGE_CAPACITIES.plural: CSIStorageCapacity,
     VOLUME_ATTACHMENTS.plural: VolumeAttachment,
     POD_DISRUPTION_BUDGETS.plural: PodDisruptionBudget,
+    DEVICE_CLASSES.plural: DeviceClass,
+    DEVICE_TAINT_RULES.plural: DeviceTaintRule,
+    RESOURCE_SLICES.plural: ResourceSlice,
+    RESOURCE_CLAIMS.plural: ResourceClaim,
     PODS.plural: Pod,
 }
 
@@ -95,10 +107,11 @@ T = TypeVar("T")
 
 
 class Sources(Protocol):
-    """Stores of every kind in KINDS, by plural (an informer's or an in-memory one), and the owner
-    selectors PodTopologySpread reads from them."""
+    """Stores of every kind in KINDS, by plural (an informer's or an in-memory one), the owner
+    selectors PodTopologySpread reads from them, and the DRA objects DynamicResources reads."""
 
     owner_selectors: InformerSelectors
+    dra: DraManager
 
     def store(self, plural: str) -> Lister[Any]: ...
 
@@ -144,6 +157,8 @@ class StaticSources:
             raise ValueError(f"unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
         self.stores: dict[str, Store[Any]] = {plural: Store(given.get(plural, ())) for plural in KINDS}
         self.owner_selectors = owner_selectors_of(self.store)
+        self.dra = DraManager.of(*(self.stores[r.plural].list() for r in (
+            RESOURCE_CLAIMS, RESOURCE_SLICES, DEVICE_CLASSES, DEVICE_TAINT_RULES)))
 
     def store(self, plural: str) -> Store[Any]:
         return self.stores[plural]
@@ -171,13 +186,14 @@ def storage_of(store: Callable[[str], Lister[Any]]) -> InformerStorage:
 
 
 def registry_of(sources: Sources, out_of_tree: Iterable[PluginSpec] = ()) -> Registry:
-    """The plugins read Jobs, namespaces, owner selectors, storage objects and PodDisruptionBudgets
-    from these stores, never from the API per pod."""
+    """The plugins read Jobs, namespaces, owner selectors, storage objects, PodDisruptionBudgets and
+    the DRA objects from these stores, never from the API per pod."""
     return in_tree_registry(jobs=InformerJobs(sources.store(JOBS.plural)),  # type: ignore[arg-type]
                             namespaces=InformerNamespaces(sources.store(NAMESPACES.plural)),
                             selectors=sources.owner_selectors,
                             storage=storage_of(sources.store),
                             pdbs=sources.store(POD_DISRUPTION_BUDGETS.plural),
+                            dra=sources.dra,
                             co_pod_groups=getattr(sources, "co_pod_groups", None)).merged(out_of_tree)
 
 
@@ -242,6 +258,20 @@ class ClusterSources:
         self.storage = InformerStorage(self.persistent_volumes, self.persistent_volume_claims,
                                        self.storage_classes, self.csi_nodes, self.csi_drivers,
                                        self.csi_storage_capacities, self.volume_attachments)
+        # DRA: the claims and the slices (with the taint rules applied) go through DynamicResources'
+        # trackers, whose changes the scheduler forwards to its queue; classes are read as they are.
+        self.dra = DraManager(ClaimTracker(), SliceTracker(), None)
+        claims, slices = self.dra.claims, self.dra.slices
+        self.resource_claims: Informer[ResourceClaim] = Informer(
+            client, RESOURCE_CLAIMS, ResourceClaim, Handlers(claims.add, claims.update, claims.delete))
+        self.resource_slices: Informer[ResourceSlice] = Informer(
+            client, RESOURCE_SLICES, ResourceSlice,
+            Handlers(slices.add_slice, slices.update_slice, slices.delete_slice))
+        self.device_taint_rules: Informer[DeviceTaintRule] = Informer(
+            client, DEVICE_TAINT_RULES, DeviceTaintRule,
+            Handlers(slices.add_rule, slices.update_rule, slices.delete_rule))
+        self.device_classes: Informer[DeviceClass] = Informer(client, DEVICE_CLASSES, DeviceClass, Handlers())
+        self.dra.classes = self.device_classes
 
     @property
     def storage_informers(self) -> tuple[tuple[EventResource, Informer[Any]], ...]:
@@ -259,6 +289,7 @@ class ClusterSources:
         """Nodes first and pods last, so a pod's node is known when the pod arrives."""
         return (self.nodes, self.jobs, self.namespaces, self.services, self.replication_controllers,
                 self.replica_sets, self.stateful_sets, self.pdbs, *(i for _, i in self.storage_informers),
+                self.device_classes, self.device_taint_rules, self.resource_slices, self.resource_claims,
                 *(i for i in (self.pod_groups, self.workloads, self.co_pod_groups) if i is not None), self.pods)
 
     def store(self, plural: str) -> Informer[Any]:

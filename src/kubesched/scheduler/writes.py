@@ -1,6 +1,7 @@
 """The write ports the framework's Handle hands to plugins (kube-scheduler's handle.ClientSet uses):
 bind a pod, set or clear its nominated node, mark and delete a preemption victim, write a PV's
-claimRef and a claim's annotations. Each answers with a Status instead of raising, so a plugin
+claimRef and a claim's annotations, and DynamicResources' ResourceClaim writes
+(api/resource_claims.py). Each answers with a Status instead of raising, so a plugin
 decides what a failure means; none of them is reachable from a plugin except through the Handle."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import orjson
 from kubesched.api import ApiClient, Binder, BindResult, EventRecorder, volumes
 from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.api.pod_status import disruption_target_patch, patch_pod_status
+from kubesched.api.resource_claims import ResourceClaimApi
 from kubesched.framework.status import Code, Status
 from kubesched.model.objects import Pod
 from kubesched.model.storage import PersistentVolume, PersistentVolumeClaim
@@ -31,6 +33,8 @@ class ApiWrites:
         # Pods (by uid) whose Binding the apiserver refused as already bound (409) or gone (404): the
         # binding cycle then leaves them to the informer instead of retrying (see Cycles).
         self._bound_or_gone: set[str] = set()
+        # DynamicResources' claim writes (the handle's resource_claims port).
+        self.resource_claims = ResourceClaimApi(client)
 
     def bound_or_gone(self, uid: str) -> bool:
         """Whether the bind port's last answer for this pod was 409 or 404 (asked once: forgets it)."""

@@ -216,7 +216,7 @@ async def test_loopback_is_never_proxied_from_the_environment(tmp_path: Path, ap
     pytest.param("https://h:1", {"HTTPS_PROXY": "http://p:3", "NO_PROXY": "*"}, None, id="star"),
 ])
 def test_proxy_from_environment_as_go(server: str, env: dict[str, str], expected: str | None) -> None:
-    from kubesched.api.client import proxy_for
+    from kubesched.api.proxy import proxy_for
 
     assert proxy_for(server, "", env) == expected
     assert proxy_for(server, "http://explicit:1", env) == "http://explicit:1"

@@ -164,9 +164,8 @@ def test_write_config_to_runs_kube_schedulers_default_profile(tmp_path: Path) ->
     assert code == 0, text
     ours = loads(out.read_text())
     assert ours.profiles[0].plugins == theirs.profiles[0].plugins
-    # kubesched has no DynamicResources args yet (filterTimeout, bindingTimeout): it keeps them as given.
-    assert {n: a for n, a in theirs.profiles[0].plugin_args.items() if n != "DynamicResources"} == \
-        ours.profiles[0].plugin_args
+    # DynamicResourcesArgs included: filterTimeout 10s, bindingTimeout 10m0s, written as kube-scheduler does.
+    assert theirs.profiles[0].plugin_args == ours.profiles[0].plugin_args
     for field in ("percentage_of_nodes_to_score", "pod_initial_backoff_seconds", "pod_max_backoff_seconds"):
         assert getattr(ours, field) == getattr(theirs, field), field
     ours_le, theirs_le = ours.leader_election, theirs.leader_election

@@ -28,13 +28,12 @@ HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfigura
 REPO = REPO_ROOT
 
 DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
-                 ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
-                 ("ImageLocality", 1)]
-# kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration (kube-scheduler's
-# DynamicResources filters only pods with claims, which UnsupportedPodFields holds back).
+                 ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 2),
+                 ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
+# kube-scheduler's defaults with kubesched's CronJobPool before TaintToleration.
 DEFAULT_FILTER = ["NodeName", "NodeUnschedulable", "CronJobPool", "TaintToleration", "NodeAffinity", "NodePorts",
                   "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                  "PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"]
+                  "PodTopologySpread", "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"]
 
 
 def names(profile: ProfileConfig, point: str) -> list[str]:
@@ -42,9 +41,8 @@ def names(profile: ProfileConfig, point: str) -> list[str]:
 
 
 # UnsupportedPodFields stands before VolumeBinding, VolumeZone, PodTopologySpread and InterPodAffinity;
-# DynamicResources' stand-in comes after them, before NodeDeclaredFeatures, as in kube-scheduler.
-DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-5], "UnsupportedPodFields", *DEFAULT_FILTER[-5:-1], "DynamicResources",
-                     "NodeDeclaredFeatures"]
+# DynamicResources and NodeDeclaredFeatures come last, as in kube-scheduler.
+DEFAULT_PREFILTER = [*DEFAULT_FILTER[:-6], "UnsupportedPodFields", *DEFAULT_FILTER[-6:]]
 # CronJobPool's args when no pluginConfig gives any: the one `cronjob` pool.
 DEFAULT_POOL_ARGS = {
     "excludedNodes": None,
@@ -75,7 +73,7 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.scheduler_name == "kubesched"
     assert set(p.plugins) == set(EXTENSION_POINTS)
     # DefaultPreemption holds a preemptor back while its victims are deleted (as in kube-scheduler).
-    assert names(p, "preEnqueue") == ["SchedulingGates", "DefaultPreemption"]
+    assert names(p, "preEnqueue") == ["SchedulingGates", "DynamicResources", "DefaultPreemption"]
     assert names(p, "queueSort") == ["PrioritySort"]
     assert names(p, "preFilter") == DEFAULT_PREFILTER
     assert names(p, "filter") == DEFAULT_FILTER
@@ -84,8 +82,7 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert weights(p) == DEFAULT_SCORE
     assert names(p, "bind") == ["DefaultBinder"]
     assert names(p, "postFilter") == ["DynamicResources", "DefaultPreemption"]
-    assert names(p, "reserve") == ["VolumeBinding"]
-    assert names(p, "preBind") == ["VolumeBinding", "DynamicResources"]
+    assert names(p, "reserve") == names(p, "preBind") == ["VolumeBinding", "DynamicResources"]
     assert all(not p.plugins[x] for x in ("permit", "postBind"))
     assert p.plugin_args["NodeResourcesFit"]["scoringStrategy"] == {
         "type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
@@ -101,9 +98,10 @@ def test_no_file_gives_kube_schedulers_defaults_restricted_to_kubesched() -> Non
     assert p.plugin_args["DefaultPreemption"] == {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
     assert p.plugin_args["VolumeBinding"] == {"bindTimeoutSeconds": 600, "shape": [
         {"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}
-    assert set(p.plugin_args) == {"CronJobPool", "DefaultPreemption", "InterPodAffinity", "NodeAffinity",
-                                  "NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread",
-                                  "UnsupportedPodFields", "VolumeBinding"}
+    assert p.plugin_args["DynamicResources"] == {"filterTimeout": "10s", "bindingTimeout": "10m0s"}
+    assert set(p.plugin_args) == {"CronJobPool", "DefaultPreemption", "DynamicResources", "InterPodAffinity",
+                                  "NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+                                  "PodTopologySpread", "UnsupportedPodFields", "VolumeBinding"}
     assert p.percentage_of_nodes_to_score is None
     assert config.percentage_of_nodes_to_score == 0
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)
@@ -416,11 +414,12 @@ def test_realistic_kube_scheduler_config_loads_unchanged(tmp_path: Path) -> None
     first, second = config.profiles
     # an explicitly re-enabled default moves to the front of its extension point, as in kube-scheduler
     assert weights(first) == [("NodeResourcesBalancedAllocation", 5), ("TaintToleration", 3), ("NodeAffinity", 2),
-                              ("NodeResourcesFit", 1), ("VolumeBinding", 1), ("InterPodAffinity", 2)]
+                              ("NodeResourcesFit", 1), ("VolumeBinding", 1), ("InterPodAffinity", 2),
+                              ("DynamicResources", 2)]
     assert first.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "LeastAllocated"
     # PodTopologySpread disabled at score only: it still filters
     assert "PodTopologySpread" in names(first, "filter")
-    assert weights(second) == [*DEFAULT_SCORE[:6], ("ImageLocality", 1)]
+    assert weights(second) == [*DEFAULT_SCORE[:7], ("ImageLocality", 1)]
     assert second.plugin_args["PodTopologySpread"] == {
         "defaultingType": "List",
         "defaultConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",

@@ -51,7 +51,7 @@ IN_TREE_POINTS = {
     "VolumeRestrictions": {"preFilter", "filter"},
     "NodeVolumeLimits": {"preFilter", "filter"},
     "VolumeZone": {"preFilter", "filter"},
-    "DynamicResources": {"preFilter", "postFilter", "preBind"},
+    "DynamicResources": {"preEnqueue", "preFilter", "filter", "postFilter", "score", "reserve", "preBind"},
     "NodeDeclaredFeatures": {"preFilter", "filter"},
     "GangScheduling": {"preEnqueue", "permit"},
     "Coscheduling": {"queueSort", "preFilter", "postFilter", "reserve", "permit"},
@@ -64,7 +64,7 @@ def test_in_tree_points_are_read_from_the_plugin_classes() -> None:
 
 def test_in_tree_args_parsers() -> None:
     assert sorted(in_tree_registry().args_parsers()) == [
-        "Coscheduling", "CronJobPool", "DefaultPreemption", "InterPodAffinity", "NodeAffinity",
+        "Coscheduling", "CronJobPool", "DefaultPreemption", "DynamicResources", "InterPodAffinity", "NodeAffinity",
         "NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread", "UnsupportedPodFields",
         "VolumeBinding"]
 

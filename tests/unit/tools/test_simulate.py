@@ -329,6 +329,40 @@ def test_snapshot_round_trip() -> None:
     assert back.server == "https://s"
 
 
+def test_snapshot_round_trip_of_dra_objects() -> None:
+    """Claims (with opaque driver parameters), slices, classes and taint rules come back as they
+    went, and feed DynamicResources' trackers."""
+    from kubesched.model.objects import ObjectMeta
+    from kubesched.model.resource import (
+        DeviceClaimConfiguration,
+        DeviceTaintRule,
+        DeviceTaintRuleSpec,
+        DeviceTaintSelector,
+        OpaqueDeviceConfiguration,
+    )
+    from tests.unit.plugins.dynamic_resources.dra_builders import (
+        ALLOCATED_CLAIM,
+        DEVICE_CLASS,
+        DEVICE_TAINT,
+        WORKER_NODE_SLICE,
+        from_claim,
+    )
+
+    claim = from_claim(ALLOCATED_CLAIM).obj()
+    claim.spec.devices.config = [DeviceClaimConfiguration(["req-1"], OpaqueDeviceConfiguration(
+        "some-driver", {"mode": "x", "n": [1, 2.5]}))]
+    rule = DeviceTaintRule(ObjectMeta(name="r"), DeviceTaintRuleSpec(DeviceTaintSelector(device="instance-1"),
+                                                                     DEVICE_TAINT))
+    objects: dict[str, list[Any]] = {"resourceclaims": [claim], "resourceslices": [WORKER_NODE_SLICE],
+                                     "deviceclasses": [DEVICE_CLASS], "devicetaintrules": [rule]}
+    back = decode(encode(ClusterState(dict(objects))))
+    assert {k: v for k, v in back.objects.items() if v} == objects
+    dra = back.sources().dra
+    assert dra.claims.list() == [claim]
+    assert dra.slices.list()[0].spec.devices[0].taints == [DEVICE_TAINT]
+    assert dra.classes.get(DEVICE_CLASS.metadata.name) == DEVICE_CLASS
+
+
 @pytest.mark.parametrize(("doc", "says"), [
     pytest.param(b"{", "not JSON", id="not-json"),
     pytest.param(b'{"kind": "Other"}', "kind must be 'ClusterSnapshot'", id="kind"),

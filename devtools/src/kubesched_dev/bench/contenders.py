@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -38,6 +38,15 @@ class RunContext:
     scheduler_name: str
     workdir: Path  # this run's own directory for logs and configs
     profile_to: Path | None = None  # profile kubesched into this file (suffix chosen by the profiler)
+    feature_gates: dict[str, bool] = field(default_factory=dict)  # --feature-gates for either scheduler
+    # Serve /metrics where the bench can scrape it without credentials (Running.metrics_url).
+    metrics: bool = False
+
+
+def _gates(ctx: RunContext) -> list[str]:
+    if not ctx.feature_gates:
+        return []
+    return ["--feature-gates=" + ",".join(f"{k}={str(v).lower()}" for k, v in sorted(ctx.feature_gates.items()))]
 
 
 def python_env() -> dict[str, str]:
@@ -74,6 +83,7 @@ class Running:
         self._ready = ready
         self._wrapper = wrapper
         self.profile_path = profile_path
+        self.metrics_url = ""  # set by starters that serve /metrics (RunContext.metrics)
 
     def log(self) -> str:
         try:
@@ -133,7 +143,10 @@ def start_kube_scheduler(ctx: RunContext) -> Running:
     args = [str(build.bin_dir() / "kube-scheduler"), f"--config={scheduler_config(ctx)}",
             "--bind-address=127.0.0.1", f"--secure-port={port}", f"--cert-dir={ctx.workdir / 'kube-scheduler-certs'}",
             f"--authentication-kubeconfig={d / 'scheduler.kubeconfig'}",
-            f"--authorization-kubeconfig={d / 'scheduler.kubeconfig'}", "--v=1"]
+            f"--authorization-kubeconfig={d / 'scheduler.kubeconfig'}", "--v=1", *_gates(ctx)]
+    if ctx.metrics:
+        # Anonymous requests pass delegated authentication; this lets them past authorization too.
+        args.append("--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics")
     insecure = tls_context(None)
 
     def ready(_: Running) -> bool:
@@ -142,12 +155,18 @@ def start_kube_scheduler(ctx: RunContext) -> Running:
         except OSError:
             return False
 
-    return Running("kube-scheduler", args, ctx.workdir / "kube-scheduler.log", ready)
+    running = Running("kube-scheduler", args, ctx.workdir / "kube-scheduler.log", ready)
+    if ctx.metrics:
+        running.metrics_url = f"https://127.0.0.1:{port}/metrics"
+    return running
 
 
 def start_kubesched(ctx: RunContext, name: str = "kubesched", extra: tuple[str, ...] = ()) -> Running:
     run_args = ["run", f"--kubeconfig={ctx.cluster.kubeconfig}", f"--config={scheduler_config(ctx)}",
-                "--logging-format=json", "--secure-port=0", *extra]
+                "--logging-format=json", "--secure-port=0", *_gates(ctx), *extra]
+    serve_port = procs.free_port() if ctx.metrics else 0
+    if serve_port:
+        run_args.append(f"--serve-address=127.0.0.1:{serve_port}")
     profile_path: Path | None = None
     wrapper = False
     if ctx.profile_to is None:
@@ -160,8 +179,11 @@ def start_kubesched(ctx: RunContext, name: str = "kubesched", extra: tuple[str, 
     else:
         profile_path = ctx.profile_to.with_suffix(".prof")
         args = [sys.executable, "-m", "cProfile", "-o", str(profile_path), "-m", "kubesched", *run_args]
-    return Running(name, args, ctx.workdir / f"{name}.log", lambda r: "caches synced" in r.log(),
-                   wrapper=wrapper, profile_path=profile_path, env=python_env())
+    running = Running(name, args, ctx.workdir / f"{name}.log", lambda r: "caches synced" in r.log(),
+                      wrapper=wrapper, profile_path=profile_path, env=python_env())
+    if serve_port:
+        running.metrics_url = f"http://127.0.0.1:{serve_port}/metrics"
+    return running
 
 
 STARTERS: dict[str, Callable[[RunContext], Running]] = {

@@ -27,18 +27,29 @@ def _contenders(_: click.Context, __: click.Parameter, value: str | None) -> lis
     return names
 
 
-def _workloads(_: click.Context, __: click.Parameter, value: str) -> list[str]:
+def _workloads(value: str) -> list[str]:
     try:
         return workloads.parse_kinds(value)
     except workloads.WorkloadError as e:
-        raise click.BadParameter(str(e)) from None
+        raise click.BadParameter(str(e), param_hint="'--workload'") from None
 
 
 @click.command()
-@click.option("--workload", "kinds", default="basic", show_default=True, callback=_workloads,
+@click.option("--workload", "workload_arg", default=None,
               help="Comma-separated, run one after another: " + "; ".join(
                   f"{k.name} ({k.summary}; {k.default_size[0]} nodes, {k.default_size[1]} pods)"
-                  for k in workloads.KINDS.values()) + ".")
+                  for k in workloads.KINDS.values()) + " [default: basic]. With --scheduler-perf: "
+                  "TESTCASE/WORKLOAD of that file, e.g. SchedulingBasic/500Nodes (comma-separated).")
+@click.option("--scheduler-perf", "perf_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Run upstream scheduler_perf workloads from this performance-config.yaml "
+              "(read unchanged; templates relative to it), chosen by --workload or --label; see "
+              "docs/benchmarks.md.")
+@click.option("--label", "label", default=None,
+              help="With --scheduler-perf: every workload whose labels match (scheduler_perf's filter: "
+              "comma-separated, -LABEL excludes), e.g. performance; those too big for this machine, or "
+              "needing an operation not implemented, are listed as not run.")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="With --scheduler-perf: json prints {\"runs\": [...]} on stdout.")
 @click.option("--nodes", type=click.IntRange(1), default=None,
               help="kwok nodes (4 CPU, 32Gi, 110 pods) [default: the workload's, 1000].")
 @click.option("--pods", type=click.IntRange(1), default=None,
@@ -57,7 +68,8 @@ def _workloads(_: click.Context, __: click.Parameter, value: str) -> list[str]:
 @click.option("--rate", type=click.FloatRange(min=0.1), default=100.0, show_default=True,
               help="Pods created a second in steady mode.")
 @click.option("--quick", is_flag=True, help=f"A small correctness run: {QUICK['nodes']} nodes, {QUICK['pods']} "
-              "pods (preemption 50, pv 200), one round (overrides --nodes, --pods, --rounds).")
+              "pods (preemption 50, pv 200), one round (overrides --nodes, --pods, --rounds); with "
+              "--scheduler-perf: one round of the workloads as given.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory for the JSON, the PNG, logs and profiles (default: bench-results/<time>).")
 @click.option("--profile", is_flag=True, help="Profile kubesched (py-spy if on PATH, else cProfile); the profile "
@@ -67,7 +79,8 @@ def _workloads(_: click.Context, __: click.Parameter, value: str) -> list[str]:
               "new bind, with every measured pod already bound; and its peak RSS then.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=None,
               help="Seconds a run may take after its contender starts (default: from the pod count).")
-def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int | None, rounds: int,
+def bench(workload_arg: str | None, perf_file: Path | None, label: str | None, output: str, nodes: int | None,
+          pods: int | None, group_size: int | None, rounds: int,
           contenders: list[str] | None, mode: str, rate: float, quick: bool, out: Path | None, profile: bool,
           timeout: float | None, restart_check: bool) -> None:
     """Measure kubesched against kube-scheduler and the apiserver's own bind rate, on this machine.
@@ -110,6 +123,15 @@ def bench(kinds: list[str], nodes: int | None, pods: int | None, group_size: int
 
     def progress(msg: str) -> None:
         click.echo(f"[bench {time.monotonic() - began:6.1f}s] {msg}", err=True)
+
+    if perf_file is not None:
+        from kubesched_dev.cmd.bench_perf import run_scheduler_perf
+
+        run_scheduler_perf(perf_file, workload_arg, label, contenders, rounds, out, output, progress)
+        return
+    if label is not None:
+        raise click.UsageError("--label needs --scheduler-perf")
+    kinds = _workloads(workload_arg or "basic")
 
     plans: list[Options] = []
     try:

@@ -1,87 +1,465 @@
-"""DynamicResources, as far as kube-scheduler v1.37's plugin acts on a pod with no resource claims:
-its PreFilter records (empty) state for every pod, and its PostFilter, which runs before
-DefaultPreemption, fails with the CycleState's "not found" when that state is missing.
+"""DynamicResources (kube-scheduler v1.37.2 dynamicresources/dynamicresources.go): a pod's
+ResourceClaims must be allocatable on the node, and the chosen devices are written into the claims
+before the pod is bound.
 
-That is what happens whenever a PreFilter plugin ahead of it in the profile rejects the pod as
-UnschedulableAndUnresolvable (a missing claim for VolumeRestrictions, say): its PreFilter never runs,
-its PostFilter errors, preemption is not tried, and kube-scheduler's message ends in " not found"
-(`0/3 nodes are available: persistentvolumeclaim "data" not found. not found`). Standing in the
-profile where kube-scheduler has it, this keeps kubesched's messages and decisions the same.
-Resource claims themselves are not evaluated: UnsupportedPodFields keeps a pod with claims Pending
-(docs/plugins.md), or, told to ignore them, has it placed as if it had none. So the state this
-PreFilter writes holds no claims, and PreBindPreFlight answers Skip as kube-scheduler's does for a
-pod without claims: nothing to bind, so it never makes the scheduler write status.nominatedNodeName.
+    PreEnqueue  every claim exists (a template's claim named in status.resourceClaimStatuses), is
+                not being deleted and is the pod's
+    PreFilter   allocated claims pin the pod to their allocation's node selector; a claim being
+                allocated for another pod makes it wait; unallocated claims' classes must exist;
+                the structured allocator is set up over the slices, the classes and the devices
+                already allocated or in flight
+    Filter      per node, the allocator (CEL selectors compiled once), within filterTimeout
+    PostFilter  an allocated claim no node could use, reserved for nobody else, is deallocated
+    Score       the firstAvailable subrequests chosen (earlier ones score more), normalised
+    Reserve     the node's allocations held in flight, so the next pod cannot take those devices
+    Unreserve   released, and the pod's reservation removed from claims it was reserved in
+    PreBind     finalizer, allocation and reservation written (prebind.py), then binding conditions
+                waited for
+
+Pods without claims are skipped at PreFilter. PodGroup claims, extended resources backed by DRA
+and node-allocatable devices (off by default or not evaluated by kubesched) are left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime as dt
+import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import msgspec
+import numpy as np
+
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ClusterEvent
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.fit_error import FitError
-from kubesched.framework.interface import PreBindPreFlightResult, PreFilterResult
+from kubesched.framework.handle import Handle
+from kubesched.framework.interface import MAX_NODE_SCORE, PreBindPreFlightResult, PreFilterResult, Scores
+from kubesched.framework.normalize import default_normalize_score
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.status import SKIP, Code, Status
-from kubesched.framework.types import PodInfo
+from kubesched.framework.status import SKIP, Code, SchedulingError, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.objects import Pod
+from kubesched.model.resource import FINALIZER_DELETE_PROTECTION, AllocationResult, ResourceClaim
+from kubesched.plugins.dynamic_resources import hints
+from kubesched.plugins.dynamic_resources.allocator import Allocator, AllocatorError, NodeAllocationError, NodeView
+from kubesched.plugins.dynamic_resources.args import (
+    DEFAULT_BINDING_TIMEOUT,
+    DEFAULT_FILTER_TIMEOUT,
+    parse_args,
+    seconds,
+)
+from kubesched.plugins.dynamic_resources.cel.cache import CelSelectorCache
+from kubesched.plugins.dynamic_resources.claims import (
+    ClaimError,
+    binding_for,
+    can_be_reserved,
+    is_reserved_for_pod,
+    pod_claims,
+)
+from kubesched.plugins.dynamic_resources.manager import DraManager
+from kubesched.plugins.dynamic_resources.plugin_state import ClaimInfo, DraState
+from kubesched.plugins.dynamic_resources.prebind import (
+    BINDING_POLL_SECONDS,
+    ERR_DEVICE_BINDING_TIMEOUT,
+    BindError,
+    ClaimBinder,
+    claim_ready_for_binding,
+    claim_timed_out,
+    has_binding_conditions,
+    kobj,
+)
+from kubesched.plugins.dynamic_resources.results import allocation_result
+from kubesched.plugins.dynamic_resources.scoring import ScoreError, compute_score
+from kubesched.plugins.dynamic_resources.selectors import SelectorCache
+from kubesched.plugins.dynamic_resources.state import Features
+from kubesched.plugins.helper.node_selector import Selector
+
+__all__ = ["NAME", "DynamicResources", "new", "parse_args"]
 
 NAME = "DynamicResources"
-STATE_KEY = "PreFilter" + NAME
+STATE_KEY = NAME
 # kube-scheduler's fwk.ErrNotFound, from CycleState.Read.
 NOT_FOUND = "not found"
 
-
-class _State:
-    """What PreFilter found for the pod: its claims (never any: they are not evaluated)."""
-
-    __slots__ = ("claims",)
-
-    def __init__(self) -> None:
-        self.claims: tuple[str, ...] = ()
+log = logging.getLogger(__name__)
 
 
-def _state(state: CycleState) -> _State | Status:
-    s: _State | None = state.get(STATE_KEY)
-    return Status(Code.ERROR, NOT_FOUND) if s is None else s
+def _unresolvable(reason: str) -> Status:
+    """statusUnschedulable: upstream rejects as UnschedulableAndUnresolvable throughout."""
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+
+
+def _error(reason: str) -> Status:
+    return Status(Code.ERROR, reason)
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
 
 
 class DynamicResources:
     name = NAME
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return ()  # it rejects no pod
+    def __init__(self, dra: DraManager, handle: Handle, filter_timeout: float, binding_timeout: float,
+                 features: Features | None = None, selectors: SelectorCache | None = None,
+                 now: Callable[[], dt.datetime] = _utc_now) -> None:
+        self.dra = dra
+        self.handle = handle
+        self.filter_timeout = filter_timeout
+        self.binding_timeout = binding_timeout
+        self.features = features or Features()
+        # kube-scheduler keeps the ten most recent CEL compilations across cycles.
+        self.selectors = selectors if selectors is not None else CelSelectorCache()
+        self.now = now
+
+    # --- events ------------------------------------------------------------------------------------
+
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        claims = self.dra.claims
+        return (
+            # Topology of a device may depend on node labels; a new node may have devices.
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+                                              | ActionType.UPDATE_NODE_ALLOCATABLE)),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE
+                                              | ActionType.DELETE),
+                                 lambda pod, old, new: hints.after_claim_change(claims, pod, old, new)),
+            ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                                 lambda pod, old, new: hints.after_target_pod_update(claims, pod, old, new)),
+            ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
+        )
+
+    # --- PreEnqueue / PreFilter --------------------------------------------------------------------
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if not pod.spec.resource_claims:
+            return None
+        try:
+            pod_claims(pod, self.dra.claims)
+        except ClaimError as e:
+            return _unresolvable(str(e))
+        return None
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(STATE_KEY, _State())
-        return None, SKIP
+        s = DraState()
+        state.write(STATE_KEY, s)
+        p = pod.pod
+        if not p.spec.resource_claims:
+            return None, SKIP
+        try:
+            claims = [c for _, c in pod_claims(p, self.dra.claims)]
+        except ClaimError as e:
+            return None, _unresolvable(str(e))
+        if not claims:
+            return None, SKIP
+        infos = [ClaimInfo() for _ in claims]
+        to_allocate = 0
+        for claim, info in zip(claims, infos, strict=True):
+            allocation = claim.status.allocation
+            if allocation is not None and not can_be_reserved(claim) and not is_reserved_for_pod(p, claim):
+                return None, _unresolvable("resourceclaim in use")
+            if allocation is not None:
+                selector, status = _node_selector(allocation)
+                if status is not None:
+                    return None, status
+                info.available_on_nodes = selector
+                continue
+            to_allocate += 1
+            if self.dra.claims.pending_allocation(claim.metadata.uid) is not None:
+                return None, _unresolvable(f"resource claim {kobj(claim)} is in the process of being allocated")
+            status = self._check_requests(claim)
+            if status is not None:
+                return None, status
+        if to_allocate:
+            allocated = self.dra.claims.gather_allocated_state()
+            classes = {c.metadata.name: c for c in self.dra.classes.list()}
+            s.allocator = Allocator(self.dra.slices.list(), classes, allocated, self.selectors, self.features)
+        s.claims, s.infos = claims, infos
+        return None, None
+
+    def _check_requests(self, claim: ResourceClaim) -> Status | None:
+        """Every request's class exists: scheduling cannot go on without it, however the claim
+        were allocated."""
+        for request in claim.spec.devices.requests:
+            if request.exactly is not None:
+                status = self._validate_class(request.exactly.device_class_name, request.name)
+            elif request.first_available:
+                if not self.features.prioritized_list:
+                    return _unresolvable(f"resource claim {kobj(claim)}, request {request.name}: has subrequests, "
+                                         "but the DRAPrioritizedList feature is disabled")
+                status = None
+                for sub in request.first_available:
+                    status = self._validate_class(sub.device_class_name, f"{request.name}/{sub.name}")
+                    if status is not None:
+                        break
+            else:
+                return _unresolvable(f"resource claim {kobj(claim)}, request {request.name}: unknown request type")
+            if status is not None:
+                return status
+        return None
+
+    def _validate_class(self, name: str, request: str) -> Status | None:
+        if not name:
+            return _error(f"request {request}: unsupported request type")
+        if self.dra.classes.get(name) is None:
+            # Unschedulable until a DeviceClass event.
+            return _unresolvable(f"request {request}: device class {name} does not exist")
+        return None
+
+    # --- Filter --------------------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        s: DraState | None = state.get(STATE_KEY)
+        if s is None:
+            return _error(NOT_FOUND)
+        if s.empty():
+            return None
+        unavailable: list[int] = []
+        for i, claim in enumerate(s.claims):
+            selector = s.infos[i].available_on_nodes
+            if selector is not None and not selector.matches(node.node.metadata.labels, node.name):
+                unavailable.append(i)
+                continue
+            if claim.status.allocation is not None and self.features.device_binding_and_status:
+                try:
+                    ready = claim_ready_for_binding(claim)
+                except BindError:
+                    unavailable.append(i)
+                else:
+                    if not ready and claim_timed_out(claim, self.binding_timeout, self.now()):
+                        unavailable.append(i)
+        allocations: list[AllocationResult] = []
+        if s.allocator is not None:
+            to_allocate = [c for _, c in s.to_allocate()]
+            status, found = self._allocate(s.allocator, node, to_allocate)
+            if status is not None:
+                return status
+            allocations = found
+        if unavailable:
+            s.unavailable_claims.update(unavailable)
+            return _unresolvable("resourceclaim not available on the node")
+        if s.allocator is not None:
+            s.node_allocations[node.name] = allocations
+        return None
+
+    def _allocate(self, allocator: Allocator, node: NodeInfo,
+                  claims: list[ResourceClaim]) -> tuple[Status | None, list[AllocationResult]]:
+        clock = self.handle.clock
+        timed_out = False
+        if self.filter_timeout > 0:
+            deadline = clock() + self.filter_timeout
+
+            def aborted() -> str | None:
+                nonlocal timed_out
+                if clock() >= deadline:
+                    timed_out = True
+                    return "context deadline exceeded"
+                return None
+            allocator.aborted = aborted
+        else:
+            allocator.aborted = lambda: None
+        try:
+            found = allocator.allocate(NodeView(node.name, node.node.metadata.labels), claims)
+        except NodeAllocationError as e:
+            return _unresolvable(str(e)), []
+        except AllocatorError as e:
+            if timed_out:
+                # Possibly transient: an error sends the pod to backoff, not to wait for an event.
+                return _error(f"node {node.name}: timed out trying to allocate devices"), []
+            return _error(str(e)), []
+        if found is None or len(found) != len(claims):
+            return _unresolvable("cannot allocate all claims"), []
+        return None, [allocation_result(a) for a in found]
+
+    # --- PostFilter --------------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
-        s = _state(state)
-        if isinstance(s, Status):
-            return s
-        return Status(Code.UNSCHEDULABLE)  # no claims to deallocate: the next PostFilter decides
+        return self._post_filter(state, pod, write=True)
+
+    def dry_run_post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError,
+                            snapshot: Snapshot | None = None) -> Status | None:
+        """What PostFilter would answer, writing nothing (kubesched explain)."""
+        return self._post_filter(state, pod, write=False)
+
+    def _post_filter(self, state: CycleState, pod: PodInfo, write: bool) -> Status | None:
+        s: DraState | None = state.get(STATE_KEY)
+        if s is None:
+            return _error(NOT_FOUND)
+        if s.empty():
+            return Status(Code.UNSCHEDULABLE)
+        uid = pod.pod.metadata.uid
+        # Upstream picks one at random; the lowest index is as good a choice.
+        for i in sorted(s.unavailable_claims):
+            claim = s.claims[i]
+            reserved = claim.status.reserved_for
+            if not reserved or (len(reserved) == 1 and reserved[0].uid == uid):
+                if write:
+                    self.handle.spawn(self._deallocate(claim), f"deallocate/{kobj(claim)}")
+                return Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        return Status(Code.UNSCHEDULABLE)
+
+    async def _deallocate(self, claim: ResourceClaim) -> None:
+        cleared = _copy_claim(claim)
+        cleared.status.reserved_for = []
+        cleared.status.allocation = None
+        cleared.status.devices = []
+        written = await self.handle.resource_claims.update_status(cleared)
+        if not isinstance(written, ResourceClaim):
+            log.warning("deallocation of ResourceClaim failed", extra={"claim": kobj(claim), "detail": written.message})
+
+    # --- Score -------------------------------------------------------------------------------------
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo, snapshot: Snapshot) -> int:
+        s: DraState | None = state.get(STATE_KEY)
+        if s is None or s.empty() or not self.features.prioritized_list:
+            return 0
+        allocations = s.node_allocations.get(node.name)
+        if allocations is None:
+            return 0
+        try:
+            return compute_score(s.claims, allocations)
+        except ScoreError as e:
+            raise SchedulingError(Status(Code.ERROR, f'running Score plugin "{NAME}": {e}', plugin=NAME)) from None
+
+    def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Any) -> Scores:
+        """Score over many nodes; nothing to compute for a pod without claims (most pods)."""
+        s: DraState | None = state.get(STATE_KEY)
+        if s is None or s.empty() or not s.node_allocations or not self.features.prioritized_list:
+            return np.zeros(len(rows), dtype=np.int64)
+        infos = snapshot.node_infos
+        return np.fromiter((self.score(state, pod, infos[r], snapshot) for r in rows.tolist()), dtype=np.int64,
+                           count=len(rows))
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: Scores) -> Scores:
+        return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    # --- Reserve / Unreserve -----------------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        s: DraState | None = state.get(STATE_KEY)
+        if s is None:
+            return _error(NOT_FOUND)
+        to_allocate = list(s.to_allocate())
+        if s.empty() or not to_allocate or s.allocator is None:
+            # Allocated claims are reserved for real in PreBind: if another pod is faster, it fails.
+            return None
+        allocations = s.node_allocations.get(node_name)
+        if not allocations:
+            return _error("claim allocation not found for node")
+        if len(allocations) != len(to_allocate):
+            return _error(f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to "
+                          f"allocate, want {len(to_allocate)} claims")
+        for (i, claim), allocation in zip(to_allocate, allocations, strict=True):
+            s.infos[i].allocation = allocation
+            allocated = _copy_claim(claim)
+            if FINALIZER_DELETE_PROTECTION not in allocated.metadata.finalizers:
+                allocated.metadata.finalizers = [*allocated.metadata.finalizers, FINALIZER_DELETE_PROTECTION]
+            allocated.status.allocation = allocation
+            self.dra.claims.signal_pending_allocation(claim.metadata.uid, allocated)
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        s: DraState | None = state.get(STATE_KEY)
+        if s is None or s.empty():
+            return
+        tracker = self.dra.claims
+        for claim in s.claims:
+            if tracker.maybe_remove_pending_allocation(claim.metadata.uid, False):
+                tracker.restore(claim.metadata.namespace, claim.metadata.name)
+            if claim.status.allocation is not None and is_reserved_for_pod(pod.pod, claim):
+                self.handle.spawn(self._unreserve(claim, pod.pod.metadata.uid), f"unreserve/{kobj(claim)}")
+
+    async def _unreserve(self, claim: ResourceClaim, uid: str) -> None:
+        written = await self.handle.resource_claims.unreserve(claim, uid)
+        if not isinstance(written, ResourceClaim):
+            # Tried again when the pod is scheduled again.
+            log.warning("unreserve failed", extra={"claim": kobj(claim), "detail": written.message})
+
+    # --- PreBind -----------------------------------------------------------------------------------
 
     def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo,
                             node_name: str) -> tuple[PreBindPreFlightResult | None, Status | None]:
         result = PreBindPreFlightResult(allow_parallel=True)
-        s = _state(state)
-        if isinstance(s, Status):
-            return result, s
-        return result, SKIP if not s.claims else None
+        s: DraState | None = state.get(STATE_KEY)
+        if s is None:
+            return result, _error(NOT_FOUND)
+        if s.empty():
+            return result, SKIP
+        return result, None
 
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        s = _state(state)
-        if isinstance(s, Status):
-            return s
-        return None  # no claims to reserve or allocate
+        s: DraState | None = state.get(STATE_KEY)
+        if s is None:
+            return _error(NOT_FOUND)
+        if s.empty():
+            return None
+        p = pod.pod
+        binder = ClaimBinder(self.handle.resource_claims, self.dra.claims, self.handle.sleep, self.now)
+        bound: list[str] = []
+        for i, claim in enumerate(s.claims):
+            if is_reserved_for_pod(p, claim):
+                continue
+            allocation = s.infos[i].allocation
+            try:
+                s.claims[i] = await binder.bind(claim, allocation, binding_for(p))
+            except BindError as e:
+                return _error(str(e))
+            if allocation is not None:
+                bound.append(claim.metadata.uid)
+        status = None
+        if self.features.device_binding_and_status and has_binding_conditions(s.claims):
+            status = await self._wait_for_binding_conditions(s)
+        if status is None:
+            # Written and bindable: no longer in flight (the tracker holds the claims as written).
+            # On a failure Unreserve releases them.
+            for uid in bound:
+                self.dra.claims.maybe_remove_pending_allocation(uid, True)
+        return status
 
-    def dry_run_post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError,
-                            snapshot: Snapshot | None = None) -> Status | None:
-        """The same answer (it writes nothing anyway), for kubesched explain."""
-        return self.post_filter(state, pod, fit_error)
+    async def _wait_for_binding_conditions(self, s: DraState) -> Status | None:
+        clock = self.handle.clock
+        deadline = clock() + self.binding_timeout
+        while True:
+            try:
+                if self._ready_for_binding(s):
+                    return None
+            except BindError as e:
+                return _error(str(e))
+            if clock() >= deadline:
+                return _error(f"{ERR_DEVICE_BINDING_TIMEOUT}: context deadline exceeded")
+            await self.handle.sleep(min(BINDING_POLL_SECONDS, max(deadline - clock(), 0.0)))
+
+    def _ready_for_binding(self, s: DraState) -> bool:
+        """isPodReadyForBinding, on the tracker's latest claims."""
+        for i, claim in enumerate(s.claims):
+            latest = self.dra.claims.get(claim.metadata.namespace, claim.metadata.name)
+            if latest is None:
+                raise BindError(f'could not find ResourceClaim "{kobj(claim)}"')
+            s.claims[i] = latest
+            if not claim_ready_for_binding(latest):
+                if claim_timed_out(latest, self.binding_timeout, self.now()):
+                    raise BindError(f"{ERR_DEVICE_BINDING_TIMEOUT}: claim={latest.metadata.name}")
+                return False
+        return True
 
 
-def new(args: Mapping[str, Any]) -> DynamicResources:
-    return DynamicResources()
+def _node_selector(allocation: AllocationResult) -> tuple[Selector | None, Status | None]:
+    if allocation.node_selector is None:
+        return None, None
+    selector = Selector.parse(allocation.node_selector)
+    if not selector.is_valid():
+        return None, _error("invalid node selector in the claim's allocation")
+    return selector, None
+
+
+def _copy_claim(claim: ResourceClaim) -> ResourceClaim:
+    return msgspec.json.decode(msgspec.json.encode(claim), type=ResourceClaim)
+
+
+def new(args: Mapping[str, Any], handle: Handle, dra: DraManager | None = None) -> DynamicResources:
+    """From parsed DynamicResourcesArgs (args.parse_args) and the DRA objects the scheduler feeds."""
+    return DynamicResources(dra if dra is not None else DraManager(), handle,
+                            seconds(args, "filterTimeout", DEFAULT_FILTER_TIMEOUT),
+                            seconds(args, "bindingTimeout", DEFAULT_BINDING_TIMEOUT))

@@ -6,11 +6,20 @@ devices), else none (available everywhere)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from decimal import Decimal
 
 from kubesched.model.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from kubesched.model.resource import Device, ResourceSlice
+from kubesched.model.resource import (
+    AllocationResult,
+    Device,
+    DeviceAllocationResult,
+    DeviceRequestAllocationResult,
+    ResourceSlice,
+)
 from kubesched.plugins.dynamic_resources.pools import AllocatorError
+from kubesched.plugins.dynamic_resources.state import ClaimAllocation, DeviceResult
 
 
 def allocation_node_selector(picked: Sequence[tuple[ResourceSlice, Device]], node_name: str,
@@ -45,3 +54,35 @@ def _add_requirements(source: list[NodeSelectorRequirement], target: list[NodeSe
         if not any(r.key == requirement.key and r.operator == requirement.operator and set(r.values) == values
                    for r in target):
             target.append(requirement)
+
+
+def allocation_result(a: ClaimAllocation) -> AllocationResult:
+    """The AllocationResult the scheduler writes into the claim's status."""
+    return AllocationResult(DeviceAllocationResult([_result(r) for r in a.results], list(a.config)),
+                            node_selector=a.node_selector)
+
+
+def _result(r: DeviceResult) -> DeviceRequestAllocationResult:
+    return DeviceRequestAllocationResult(
+        request=r.request, driver=r.driver, pool=r.pool, device=r.device, admin_access=r.admin_access,
+        tolerations=list(r.tolerations), binding_conditions=list(r.binding_conditions),
+        binding_failure_conditions=list(r.binding_failure_conditions), share_id=r.share_id,
+        consumed_capacity={name: quantity_text(amount, r.capacity_sources.get(name, ""))
+                           for name, amount in r.consumed_capacity.items()})
+
+
+_BINARY_SUFFIX = re.compile(r"[KMGTPE]i$")
+
+
+def quantity_text(amount: Decimal, source: str) -> str:
+    """An amount written so that the apiserver's canonical form of it is a Go Quantity's: binary
+    (Ki, Mi, ...) when the quantity it came from was, else decimal."""
+    if amount == amount.to_integral_value():
+        whole = int(amount)
+        if _BINARY_SUFFIX.search(source) and whole % 1024 == 0 and whole:
+            return f"{whole // 1024}Ki"
+        return str(whole)
+    milli = amount * 1000
+    if milli == milli.to_integral_value():
+        return f"{int(milli)}m"
+    return f"{int((amount * 10**9).to_integral_value())}n"

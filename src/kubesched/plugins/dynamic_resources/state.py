@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from kubesched.model.objects import NodeSelector
-from kubesched.model.resource import DeviceRequest, DeviceSelector, DeviceToleration, ResourceClaim
+from kubesched.model.resource import (
+    DeviceAllocationConfiguration,
+    DeviceRequest,
+    DeviceSelector,
+    DeviceToleration,
+    ResourceClaim,
+)
 from kubesched.plugins.dynamic_resources.capacity import ConsumedCapacity
 from kubesched.plugins.dynamic_resources.pools import DeviceID
 
@@ -56,6 +62,8 @@ class DeviceResult:
     consumed_capacity: dict[str, Decimal] = field(default_factory=dict)
     binding_conditions: list[str] = field(default_factory=list)
     binding_failure_conditions: list[str] = field(default_factory=list)
+    # The quantity text each consumed capacity came from (for the format it is written in).
+    capacity_sources: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(slots=True)
@@ -65,6 +73,8 @@ class ClaimAllocation:
 
     results: list[DeviceResult]
     node_selector: NodeSelector | None
+    # The opaque configs of the classes and the claim, for the requests they apply to.
+    config: list[DeviceAllocationConfiguration] = field(default_factory=list)
 
 
 class Request:

@@ -18,6 +18,7 @@ from kubesched.model.quantity import parse_decimal
 from kubesched.model.resource import (
     CapacityRequirements,
     CELDeviceSelector,
+    ClaimMeta,
     Counter,
     CounterSet,
     Device,
@@ -133,7 +134,7 @@ def request_with_prioritized_list(name: str, *subs: DeviceSubRequest) -> DeviceR
 
 def claim_with_requests(name: str, constraints: Sequence[DeviceConstraint] | None,
                         *requests: DeviceRequest) -> ResourceClaim:
-    return ResourceClaim(ObjectMeta(name=name), ResourceClaimSpec(DeviceClaim(list(requests), list(constraints or []))))
+    return ResourceClaim(ClaimMeta(name=name), ResourceClaimSpec(DeviceClaim(list(requests), list(constraints or []))))
 
 
 def claim_with_request(name: str, req: str, cls: str, *constraints: DeviceConstraint) -> ResourceClaim:

@@ -1,7 +1,7 @@
 """UnsupportedPodFields: pods that need a plugin kubesched lacks stay Pending, naming each field.
-One field is left, DRA's resourceClaims (with the containers' resources.claims naming them); pod
-(anti-)affinity, topology spread constraints, PVC and ephemeral volumes are evaluated by
-InterPodAffinity, PodTopologySpread and VolumeBinding, and the old names still load."""
+No field is left: pod (anti-)affinity, topology spread constraints, PVC and ephemeral volumes and
+DRA's resourceClaims are evaluated by InterPodAffinity, PodTopologySpread, VolumeBinding and
+DynamicResources, and the old names still load."""
 
 from __future__ import annotations
 
@@ -87,24 +87,27 @@ def run(plugin: UnsupportedPodFields, pod: PodBuilder) -> tuple[Code, tuple[str,
     pytest.param(make_pod("p").volume("scratch", ephemeral=True), None, id="ephemeral-passes"),
     pytest.param(make_pod("p").volume("data", claim="d").volume("s", ephemeral=True).spread()
                  .pod_affinity(anti=True, app="x").pod_affinity(app="y"), None, id="all-pass"),
-    # DRA: DynamicResources does not allocate devices yet, so a pod with a claim waits, naming each field.
-    pytest.param(_claims_only(), "pod uses spec.resourceClaims" + NOT_YET, id="resource-claims"),
-    pytest.param(_claims(), "pod uses spec.resourceClaims and spec.containers[0].resources.claims" + NOT_YET,
-                 id="resource-claims-and-container-claims"),
-    pytest.param(_claims(pod_level=True, init=True),
-                 "pod uses spec.resourceClaims, spec.initContainers[0].resources.claims, "
-                 "spec.containers[0].resources.claims and spec.resources.claims" + NOT_YET,
-                 id="every-place-a-claim-is-named"),
+    # DynamicResources evaluates these now.
+    pytest.param(_claims_only(), None, id="resource-claims-pass"),
+    pytest.param(_claims(), None, id="resource-claims-and-container-claims-pass"),
+    pytest.param(_claims(pod_level=True, init=True), None, id="every-place-a-claim-is-named-passes"),
 ])
 def test_reject(pod: PodBuilder, want: str | None) -> None:
     assert run(UnsupportedPodFields(), pod) == (None if want is None else (UNRESOLVABLE, (want,)))
 
 
-_ALL = (make_pod("p").pod_affinity(app="y").pod_affinity(anti=True, app="x").spread().volume("d", claim="d")
+def test_reason_names_every_field() -> None:
+    # For a field that may come: one sentence naming them all.
+    assert unsupported_fields.reason(["spec.a"]) == "pod uses spec.a" + NOT_YET
+    assert unsupported_fields.reason(["spec.a", "spec.b", "spec.c"]) == "pod uses spec.a, spec.b and spec.c" + NOT_YET
+
+
+_ALL = (_claims().pod_affinity(app="y").pod_affinity(anti=True, app="x").spread().volume("d", claim="d")
         .volume("e", ephemeral=True))
 
 
-@pytest.mark.parametrize("ignored", [{"persistentVolumeClaim"}, {"ephemeral"}, set(RETIRED_FIELDS)])
+@pytest.mark.parametrize("ignored", [{"persistentVolumeClaim"}, {"ephemeral"}, {"resourceClaims"},
+                                     set(RETIRED_FIELDS)])
 def test_retired_names_are_accepted_and_change_nothing(ignored: set[str], caplog: pytest.LogCaptureFixture) -> None:
     plugin = unsupported_fields.new({"ignoredFields": sorted(ignored)})
     with caplog.at_level(logging.WARNING, logger=unsupported_fields.__name__):
@@ -116,22 +119,13 @@ def test_only_its_own_update_requeues_the_pod() -> None:
     assert UnsupportedPodFields().events_to_register() == (ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE),)
 
 
-def test_ignored_resource_claims_place_the_pod_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    plugin = unsupported_fields.new({"ignoredFields": ["resourceClaims"]})
-    with caplog.at_level(logging.WARNING, logger=unsupported_fields.__name__):
-        assert run(plugin, _claims()) is None
-        assert run(plugin, _claims()) is None  # warned once per pod
-    warned = [r for r in caplog.records if r.name == unsupported_fields.__name__]
-    assert len(warned) == 1
-    assert warned[0].fields == "spec.resourceClaims, spec.containers[0].resources.claims"  # type: ignore[attr-defined]
-
-
-def test_a_pod_with_claims_gets_kube_schedulers_message_shape() -> None:
+def test_a_pod_with_claims_is_dynamic_resources_pod() -> None:
+    # Its claim's template has not been made into a claim yet: DynamicResources' PreFilter says so,
+    # in kube-scheduler's words (PreEnqueue, not run by this cycle, would have held it back).
     result = _cycle(_claims().req(cpu="1"))
     assert isinstance(result, FitError)
-    assert result.message() == ("0/4 nodes are available: pod uses spec.resourceClaims and "
-                                "spec.containers[0].resources.claims, which kubesched does not evaluate yet.")
-    assert result.diagnosis.unschedulable_plugins == {NAME}
+    assert result.message() == '0/4 nodes are available: pod "default/p": ResourceClaim not created yet.'
+    assert result.diagnosis.unschedulable_plugins == {"DynamicResources"}
 
 
 def test_field_names_agree_with_the_config_parser() -> None:
@@ -242,15 +236,15 @@ def test_args(args: str, want: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("args", "want"), [
     pytest.param("          ignoredFields: [ephemeral, podAffinities]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[1]: Unsupported value: "podAffinities": '
-                 'supported values: "resourceClaims", "persistentVolumeClaim", "ephemeral"', id="unknown-field"),
+                 'supported values: "persistentVolumeClaim", "ephemeral", "resourceClaims"', id="unknown-field"),
     pytest.param("          ignoredFields: [topologySpreadConstraints]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[0]: Unsupported value: '
-                 '"topologySpreadConstraints": supported values: "resourceClaims", "persistentVolumeClaim", '
-                 '"ephemeral"',
+                 '"topologySpreadConstraints": supported values: "persistentVolumeClaim", "ephemeral", '
+                 '"resourceClaims"',
                  id="spread-is-no-longer-a-field"),
     pytest.param("          ignoredFields: [podAntiAffinity]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[0]: Unsupported value: "podAntiAffinity": '
-                 'supported values: "resourceClaims", "persistentVolumeClaim", "ephemeral"',
+                 'supported values: "persistentVolumeClaim", "ephemeral", "resourceClaims"',
                  id="pod-anti-affinity-is-no-field-now"),
     pytest.param("          ignoredFields: [ephemeral, ephemeral]\n",
                  'profiles[0].pluginConfig[0].args.ignoredFields[1]: Duplicate value: "ephemeral"', id="duplicate"),
@@ -290,7 +284,7 @@ def test_bad_args_name_the_field(args: str, want: str) -> None:
                  id="null-claims"),
     pytest.param({"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}],
                   "containers": [{"name": "a"}, {"name": "b", "resources": {"claims": [{"name": "gpu"}]}}]},
-                 ["spec.resourceClaims", "spec.containers[1].resources.claims"], id="resource-claims"),
+                 [], id="resource-claims-are-evaluated"),
 ])
 def test_decode(spec: dict[str, Any], found: list[str]) -> None:
     pod = TolerantDecoder(Pod).decode(msgspec.json.encode({"metadata": {"name": "p"}, "spec": spec}))
@@ -304,6 +298,6 @@ def test_a_config_without_it_is_warned_about() -> None:
     config = loads(head + "  - schedulerName: guarded\n"
                           "  - schedulerName: bare\n    plugins:\n      preFilter:\n        disabled:\n"
                           "          - name: UnsupportedPodFields\n")
-    # resourceClaims is unsupported, so the profile that dropped the guard is named.
-    assert unguarded_profiles(config) == ["bare"]
+    # No field is unsupported, so a profile without the guard misplaces nothing.
+    assert unguarded_profiles(config) == []
     assert unguarded_profiles(load(None)) == []

@@ -1,0 +1,46 @@
+"""DynamicResources' queueing hints (dynamicresources.go isSchedulableAfterClaimChange,
+isSchedulableAfterTargetPodUpdate): whether a claim's change, or the pod's own update, may make a
+pod the plugin rejected schedulable. They err on the side of trying again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.framework.events import QueueingHint
+from kubesched.model.objects import Pod
+from kubesched.model.resource import ResourceClaim
+from kubesched.plugins.dynamic_resources.claims import ClaimError, pod_claims
+from kubesched.plugins.dynamic_resources.tracker import ClaimTracker
+
+QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+
+
+def after_claim_change(claims: ClaimTracker, pod: Pod, old: Any, new: Any) -> QueueingHint:
+    if not isinstance(old, ResourceClaim | None) or not isinstance(new, ResourceClaim | None):
+        return QUEUE  # not a claim: upstream's As() error, which queues
+    if new is None:
+        # Deleted: only an allocation it still had frees devices (the scheduler sees every
+        # allocation come and go through its tracker, so a deallocation is not missed).
+        return QUEUE if old is not None and old.status.allocation is not None else SKIP
+    try:
+        uses = any(c.metadata.uid == new.metadata.uid for _, c in pod_claims(pod, claims))
+    except ClaimError:
+        return SKIP  # still not schedulable, whatever this claim did
+    if old is not None and old.status.allocation is not None and new.status.allocation is None:
+        return QUEUE  # deallocated: devices free for others
+    if not uses:
+        return SKIP
+    if old is None:
+        return QUEUE  # the pod's claim was created
+    # The finalizer a driver adds, say: only a status change matters.
+    return SKIP if old.status == new.status else QUEUE
+
+
+def after_target_pod_update(claims: ClaimTracker, pod: Pod, old: Any, new: Any) -> QueueingHint:
+    if not isinstance(new, Pod):
+        return QUEUE
+    try:
+        pod_claims(new, claims)
+    except ClaimError:
+        return SKIP
+    return QUEUE

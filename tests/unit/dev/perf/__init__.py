@@ -1,0 +1,1 @@
+"""dev.perf: the scheduler_perf runner."""

@@ -1,0 +1,140 @@
+"""Reading performance-config.yaml: parameters, paths, feature gates, unrolling, refusals, labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kubesched_dev.bench.perf import config
+
+CONFIG = """
+- name: Basic
+  defaultPodTemplatePath: ../templates/pod-default.yaml
+  featureGates: {A: true, B: false}
+  workloadTemplate:
+  - opcode: createNodes
+    countParam: $initNodes
+    nodeTemplatePath: ../templates/node-default.yaml
+  - opcode: createPodSets
+    countParam: $sets
+    namespacePrefix: init-ns
+    createPodsOp:
+      opcode: createPods
+      countParam: $initPods
+  - opcode: createPods
+    countParam: $measurePods
+    templateParams: {size: $size|7, name: $who}
+    collectMetrics: true
+  workloads:
+  - name: small
+    labels: [integration-test, short]
+    featureGates: {B: true}
+    params: {initNodes: 5, sets: 2, initPods: 3, measurePods: 10, who: x}
+  - name: big
+    labels: [performance]
+    threshold: 680
+    params: {initNodes: 5000, sets: 1, initPods: 3, measurePods: 10, who: y, size: 9}
+  - name: typo
+    params: {initNodes: 5, sets: 1, initPods: 3, measurePods: 10, who: y, unused: 1}
+- name: Gang
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPodGroups
+    namespace: ns
+    templatePath: pg.yaml
+    count: 1
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+  workloads:
+  - name: one
+    labels: [performance]
+"""
+
+
+@pytest.fixture
+def cases(tmp_path: Path) -> list[config.TestCase]:
+    d = tmp_path / "misc"
+    d.mkdir()
+    (d / "performance-config.yaml").write_text(CONFIG)
+    return config.load(d / "performance-config.yaml")
+
+
+def test_paths_are_relative_to_the_file(cases: list[config.TestCase], tmp_path: Path) -> None:
+    basic = cases[0]
+    assert basic.default_pod_template == str(tmp_path / "templates" / "pod-default.yaml")
+    assert basic.ops[0]["nodeTemplatePath"] == str(tmp_path / "templates" / "node-default.yaml")
+
+
+def test_unroll_resolves_params_and_expands_pod_sets(cases: list[config.TestCase]) -> None:
+    tc, w = config.find(cases, "Basic/small")
+    ops = config.unroll(tc, w)
+    assert [(o["opcode"], o.get("count"), o.get("namespace"), o["index"]) for o in ops] == [
+        ("createNodes", 5, None, 0), ("createPods", 3, "init-ns-0", 1), ("createPods", 3, "init-ns-1", 2),
+        ("createPods", 10, None, 3)]
+    assert ops[-1]["templateParams"] == {"size": 7, "name": "x"}  # `$size|7`: the default, decoded as YAML
+    assert ops[-1]["signatureBatchSize"] == 1
+    assert config.node_count(ops) == 5
+    assert config.pod_count(ops) == 16
+
+
+def test_param_beats_default_and_threshold(cases: list[config.TestCase]) -> None:
+    tc, w = config.find(cases, "Basic/big")
+    assert config.unroll(tc, w)[-1]["templateParams"]["size"] == 9
+    assert (w.threshold, w.threshold_metric, w.threshold_bucket) == (680.0, "SchedulingThroughput", "Average")
+
+
+def test_feature_gates_merge_workload_over_test_case(cases: list[config.TestCase]) -> None:
+    tc, w = config.find(cases, "Basic/small")
+    assert config.feature_gates(tc, w) == {"A": True, "B": True}
+
+
+def test_unused_parameter_is_an_error(cases: list[config.TestCase]) -> None:
+    tc, w = config.find(cases, "Basic/typo")
+    with pytest.raises(config.ConfigError, match=r"the parameters \['unused'\] are defined on workload typo"):
+        config.unroll(tc, w)
+
+
+def test_unimplemented_operation_refused_by_name(cases: list[config.TestCase]) -> None:
+    tc, w = config.find(cases, "Gang/one")
+    with pytest.raises(config.UnsupportedOperation, match="not implemented by this runner: createPodGroups"):
+        config.unroll(tc, w)
+
+
+@pytest.mark.parametrize(("selector", "want"), [
+    pytest.param("performance", ["Basic/big", "Gang/one"], id="performance"),
+    pytest.param("integration-test,+short", ["Basic/small"], id="and"),
+    pytest.param("performance,-performance", [], id="excluded"),
+])
+def test_label_filter(cases: list[config.TestCase], selector: str, want: list[str]) -> None:
+    assert [f"{tc.name}/{w.name}" for tc, w in config.with_label(cases, selector)] == want
+
+
+@pytest.mark.parametrize(("spec", "match"), [
+    pytest.param("Basic", "give TESTCASE/WORKLOAD", id="no-slash"),
+    pytest.param("Nope/small", "no test case 'Nope'", id="no-case"),
+    pytest.param("Basic/huge", "no workload 'huge'", id="no-workload"),
+])
+def test_find_errors(cases: list[config.TestCase], spec: str, match: str) -> None:
+    with pytest.raises(config.ConfigError, match=match):
+        config.find(cases, spec)
+
+
+def test_unknown_opcode_is_refused_at_load(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text("- name: X\n  workloadTemplate: [{opcode: frobnicate}]\n"
+                                     "  workloads: [{name: a}]\n")
+    with pytest.raises(config.ConfigError, match="unknown opcode 'frobnicate'"):
+        config.load(tmp_path / "c.yaml")
+
+
+UPSTREAM = Path("/root/go/pkg/mod/k8s.io/kubernetes@v1.37.2/test/integration/scheduler_perf")
+
+
+@pytest.mark.skipif(not UPSTREAM.exists(), reason="the kubernetes module is not in the Go module cache")
+def test_upstream_misc_loads_unchanged() -> None:
+    cases = config.load(UPSTREAM / "misc" / "performance-config.yaml")
+    tc, w = config.find(cases, "SchedulingBasic/5000Nodes_10000Pods")
+    ops = config.unroll(tc, w)
+    assert (config.node_count(ops), config.pod_count(ops), w.threshold) == (5000, 11000, 680.0)

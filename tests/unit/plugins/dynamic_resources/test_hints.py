@@ -1,0 +1,107 @@
+"""DynamicResources' queueing hints: upstream's TestIsSchedulableAfterClaimChange and
+TestIsSchedulableAfterTargetPodUpdate tables. A case upstream expects an error of (a wrong object)
+is QUEUE here: the queue treats a hint's error as QUEUE. The DeletedFinalStateUnknown cases are left
+out: kubesched's informer re-lists and diffs, so a deletion always carries the object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.framework.events import QueueingHint
+from kubesched.model.objects import Pod
+from kubesched.model.resource import AllocationResult, ResourceClaim
+from kubesched.plugins.dynamic_resources.hints import after_claim_change, after_target_pod_update
+from kubesched.plugins.dynamic_resources.tracker import ClaimTracker
+from tests.builders import make_pod
+from tests.unit.plugins.dynamic_resources.dra_builders import (
+    ALLOCATED_CLAIM,
+    ALLOCATION_RESULT,
+    CLAIM_NAME,
+    CLASS_NAME,
+    NAMESPACE,
+    PENDING_CLAIM,
+    POD_NAME,
+    POD_UID,
+    RESOURCE_NAME,
+    RESOURCE_NAME2,
+    from_claim,
+    make_claim,
+    pod_with_claim_name,
+    pod_with_claim_template,
+    pod_with_claim_template_in_status,
+)
+
+QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+POD_WITH_CLAIM_NAME = pod_with_claim_name().obj()
+POD_WITH_CLAIM_TEMPLATE = pod_with_claim_template().obj()
+OTHER_ALLOCATED_CLAIM = from_claim(make_claim("not-my-claim", NAMESPACE).request(CLASS_NAME).obj()) \
+    .allocation(ALLOCATION_RESULT).obj()
+
+
+def _wrong_owner() -> ResourceClaim:
+    return from_claim(ALLOCATED_CLAIM).owner_reference(POD_NAME, POD_UID + "123").obj()
+
+
+def _renamed() -> ResourceClaim:
+    claim = from_claim(ALLOCATED_CLAIM).uid("uid-other").obj()
+    claim.metadata.name += "-foo"
+    return claim
+
+
+def _with_finalizer() -> ResourceClaim:
+    return from_claim(PENDING_CLAIM).finalizer("foo").obj()
+
+
+def _with_allocation() -> ResourceClaim:
+    claim = from_claim(PENDING_CLAIM).obj()
+    claim.status.allocation = AllocationResult()
+    return claim
+
+
+def _deallocated() -> ResourceClaim:
+    claim = from_claim(OTHER_ALLOCATED_CLAIM).obj()
+    claim.status.allocation = None
+    return claim
+
+
+@pytest.mark.parametrize(("pod", "claims", "old", "new", "want"), [
+    pytest.param(POD_WITH_CLAIM_TEMPLATE, [], PENDING_CLAIM, None, SKIP, id="skip-deletes"),
+    pytest.param(POD_WITH_CLAIM_TEMPLATE, [], ALLOCATED_CLAIM, None, QUEUE, id="queue-on-delete-with-allocation"),
+    pytest.param(POD_WITH_CLAIM_TEMPLATE, [], None, "not-a-claim", QUEUE, id="backoff-wrong-new-object"),
+    pytest.param(POD_WITH_CLAIM_TEMPLATE, [], None, _wrong_owner(), SKIP, id="skip-wrong-claim"),
+    pytest.param(POD_WITH_CLAIM_TEMPLATE, [ALLOCATED_CLAIM], None, _renamed(), SKIP, id="skip-unrelated-claim"),
+    pytest.param(POD_WITH_CLAIM_NAME, [], None, PENDING_CLAIM, QUEUE, id="queue-on-add"),
+    pytest.param(POD_WITH_CLAIM_NAME, [PENDING_CLAIM], "not-a-claim", PENDING_CLAIM, QUEUE,
+                 id="backoff-wrong-old-object"),
+    pytest.param(POD_WITH_CLAIM_NAME, [PENDING_CLAIM], PENDING_CLAIM, _with_finalizer(), SKIP,
+                 id="skip-adding-finalizer"),
+    pytest.param(POD_WITH_CLAIM_NAME, [PENDING_CLAIM], PENDING_CLAIM, _with_allocation(), QUEUE,
+                 id="queue-on-status-change"),
+    pytest.param(POD_WITH_CLAIM_NAME, [PENDING_CLAIM, OTHER_ALLOCATED_CLAIM], OTHER_ALLOCATED_CLAIM, _deallocated(),
+                 QUEUE, id="claim-deallocate"),
+])
+def test_after_claim_change(pod: Pod, claims: list[ResourceClaim], old: Any, new: Any, want: QueueingHint) -> None:
+    tracker = ClaimTracker(claims)
+    if isinstance(new, ResourceClaim):
+        # The tracker has the change by the time the queue asks (the event comes from it).
+        tracker.add(from_claim(new).resource_version("2").obj())
+    assert after_claim_change(tracker, pod, old, new) is want
+
+
+POD_WITH_TWO_CLAIM_TEMPLATES = make_pod(POD_NAME, NAMESPACE).uid(POD_UID) \
+    .resource_claim(RESOURCE_NAME, template=CLAIM_NAME).resource_claim(RESOURCE_NAME2, template=CLAIM_NAME).obj()
+
+
+@pytest.mark.parametrize(("claims", "pod", "new", "want"), [
+    pytest.param([], POD_WITH_CLAIM_TEMPLATE, "not-a-claim", QUEUE, id="backoff-wrong-new-object"),
+    pytest.param([PENDING_CLAIM], POD_WITH_CLAIM_TEMPLATE, pod_with_claim_template_in_status().obj(), QUEUE,
+                 id="complete"),
+    pytest.param([], POD_WITH_CLAIM_TEMPLATE, pod_with_claim_template_in_status().obj(), SKIP, id="missing-claim"),
+    pytest.param([PENDING_CLAIM], POD_WITH_TWO_CLAIM_TEMPLATES, make_pod(POD_NAME, NAMESPACE).uid(POD_UID)
+                 .resource_claim(RESOURCE_NAME, template=CLAIM_NAME).resource_claim(RESOURCE_NAME2, template=CLAIM_NAME)
+                 .claim_status(RESOURCE_NAME, CLAIM_NAME).obj(), SKIP, id="incomplete"),
+])
+def test_after_target_pod_update(claims: list[ResourceClaim], pod: Pod, new: Any, want: QueueingHint) -> None:
+    assert after_target_pod_update(ClaimTracker(claims), pod, None, new) is want
