@@ -219,8 +219,10 @@ def test_a_flood_of_idle_and_half_open_connections_does_not_starve_binding(
         still = [h for h in group if h.closed_at is None]
         assert not still, f"{len(still)} {kind} connections still open {READ_HEADER_TIMEOUT + CLOSE_SLACK} s on"
         after = [h.closed_at - h.opened for h in group if h.closed_at is not None]
-        # closed by the read-header timeout, not before (nothing evicted: the cap is above the flood)
-        assert min(after) >= READ_HEADER_TIMEOUT - 1, (kind, _spread(after))
+        # closed by the read-header timeout, not at once: nothing is evicted, the cap is above the
+        # flood. The opening time is this process's, taken when its loop got round to it (on a
+        # loaded machine up to seconds after the server's accept), so the bound is a loose one.
+        assert min(after) >= READ_HEADER_TIMEOUT / 2, (kind, _spread(after))
         assert max(after) <= READ_HEADER_TIMEOUT + CLOSE_SLACK, (kind, _spread(after))
     log = proc.log()
     assert "Too many open files" not in log

@@ -47,7 +47,9 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
             if all(ref.name != "UnsupportedPodFields" for ref in p.plugins.get("preFilter", ()))]
 
 
-@click.command()
+# -h as kube-scheduler's, however the command is reached: click keeps the help option of the first
+# context a command is made in, and one made without the group's settings would have --help only.
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--kubeconfig", envvar=None, default=None, metavar="FILE",
               help="Kubeconfig file (default: clientConnection.kubeconfig of --config, then $KUBECONFIG, "
                    "then the in-cluster service account, then ~/.kube/config).")
