@@ -17,6 +17,11 @@ whole message: a request selector on an attribute and on a capacity quantity, a 
 devices already allocated to another claim, firstAvailable (the first subrequest fits nowhere, the
 second does), one ResourceClaim shared by two pods, and a waiting pod bound once the pod holding the
 device is deleted (timed for both).
+
+Last, a DeviceClass with extendedResourceName: kube-scheduler places a pod asking for that resource
+in plain `resources.requests` on the node with such a device (the nodes' allocatable lacks it) and
+makes a claim for it; kubesched, which does not make that claim yet, keeps the pod Pending with a
+message naming the field.
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ MEM_CLASS = "mem.kubesched.test"
 L4_BIG = (f'device.attributes["{MEM_DRIVER}"].model == "l4" && '
           f'device.capacity["{MEM_DRIVER}"].memory.compareTo(quantity("8Gi")) >= 0')
 H100 = f'device.attributes["{MEM_DRIVER}"].model == "h100"'
+EXT_CLASS, EXT_RESOURCE = "ext.kubesched.test", "kubesched.test/gpu"
 HUGE = f'device.capacity["{MEM_DRIVER}"].memory.compareTo(quantity("32Gi")) >= 0'
 
 
@@ -128,6 +134,10 @@ def dra_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
                   _mem_template("first-available", {"firstAvailable": [
                       {"name": "huge", **_exactly(HUGE)}, {"name": "small", **_exactly(L4_BIG)}]})):
             kube.create(f"{DRA}/namespaces/{NS}/resourceclaimtemplates", t)
+        kube.create(f"{DRA}/deviceclasses", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": EXT_CLASS},
+            "spec": {"extendedResourceName": EXT_RESOURCE, "selectors": [{"cel": {"expression":
+                     f'device.driver == "{MEM_DRIVER}" && device.attributes["{MEM_DRIVER}"].model == "l4"'}}]}})
         proc = KubeschedProcess(kube, [], Path(tmp_path_factory.mktemp("dra")) / "kubesched.log")
         try:
             yield kube
@@ -352,3 +362,27 @@ def test_deleting_the_holder_frees_the_device_for_a_waiting_pod(dra_plane: Kube)
         _delete_all(kube)
     print(f"waiting pod bound after the holder's deletion: kube-scheduler {took['ref']:.1f} s, "
           f"kubesched {took['ours']:.1f} s")
+
+
+def test_extended_resource_backed_by_dra_stops_kubesched_with_the_field_named(dra_plane: Kube) -> None:
+    kube = dra_plane
+    pods = {}
+    for name, scheduler in (("ref-ext", None), ("ours-ext", KUBESCHED)):
+        m = pod_manifest(name, scheduler)
+        m["spec"]["containers"][0]["resources"] = {"requests": {EXT_RESOURCE: "1"}, "limits": {EXT_RESOURCE: "1"}}
+        create_pod(kube, NS, m)
+        pods[name] = m
+    assert wait_bound(kube, NS, "ref-ext", timeout=60) == NODE_B, "scenario broken: kube-scheduler did not delegate"
+    ref_status = wait_for("kube-scheduler's extendedResourceClaimStatus", lambda: get_pod(kube, NS, "ref-ext").get(
+        "status", {}).get("extendedResourceClaimStatus"))
+    print(f"kube-scheduler's pod status.extendedResourceClaimStatus: {ref_status}")
+    claim = kube.get(f"{DRA}/namespaces/{NS}/resourceclaims/{ref_status['resourceClaimName']}")
+    print(f"kube-scheduler's claim for it: {claim['spec']} {claim['status']}")
+    want = ("0/2 nodes are available: pod requests extended resources backed by DRA, which kubesched does not "
+            f"allocate yet: spec.containers[0].resources.requests[{EXT_RESOURCE}] (DeviceClass {EXT_CLASS}).")
+    def message() -> str:
+        return str((scheduled_condition(get_pod(kube, NS, "ours-ext")) or {}).get("message") or "")
+    poll(lambda: message().startswith(want), timeout=30)
+    assert message().startswith(want), message()
+    assert get_pod(kube, NS, "ours-ext")["spec"].get("nodeName") is None
+    _delete_all(kube)
