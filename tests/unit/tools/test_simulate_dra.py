@@ -1,5 +1,6 @@
 """`kubesched simulate` with pods that reference ResourceClaims, against a snapshot file holding the
-claims, the ResourceSlices and the DeviceClasses: each pod gets a node with a free device, a device
+claims, the ResourceSlices and the DeviceClasses (and claims made from ResourceClaimTemplates among
+the manifests, as the resourceclaim controller would): each pod gets a node with a free device, a device
 allocated in flight to an earlier pod of the run is not handed out again, and a pod no device is left
 for gets kube-scheduler's message."""
 
