@@ -9,6 +9,19 @@ the test publishes as admin (one matching device on dra-a, one that does not mat
 - Two kubesched pods at once for the one device: one is bound, the other waits, never sharing it.
 - A claim no device satisfies, and one whose DeviceClass does not exist: both stay Pending with the
   same message from both schedulers.
+
+A second driver's slices (two "h100" devices of 16Gi on dra-a, "l4" devices of 4Gi and 16Gi on
+dra-b) behind a class that selects only by driver carry the cases that follow, each run for
+kube-scheduler first and then for kubesched, compared on node, the devices each claim got and the
+whole message: a request selector on an attribute and on a capacity quantity, a count of two,
+devices already allocated to another claim, firstAvailable (the first subrequest fits nowhere, the
+second does), one ResourceClaim shared by two pods, and a waiting pod bound once the pod holding the
+device is deleted (timed for both).
+
+Last, a DeviceClass with extendedResourceName: kube-scheduler places a pod asking for that resource
+in plain `resources.requests` on the node with such a device (the nodes' allocatable lacks it) and
+makes a claim for it; kubesched, which does not make that claim yet, keeps the pod Pending with a
+message naming the field.
 """
 
 from __future__ import annotations
@@ -27,6 +40,7 @@ from tests.integration.sched_helpers import (
     KUBESCHED,
     compare_failure_message,
     create_pod,
+    delete_pod_now,
     get_pod,
     latest_event,
     own_plane,
@@ -61,8 +75,36 @@ def _template(name: str, device_class: str = CLASS, count: int = 1) -> dict[str,
                 {"name": "gpu", "exactly": {"deviceClassName": device_class, "count": count}}]}}}}
 
 
-def _pod(name: str, scheduler: str | None, template: str) -> dict[str, Any]:
-    m = pod_manifest(name, scheduler, {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}]})
+MEM_DRIVER = "mem.kubesched.test"
+MEM_CLASS = "mem.kubesched.test"
+L4_BIG = (f'device.attributes["{MEM_DRIVER}"].model == "l4" && '
+          f'device.capacity["{MEM_DRIVER}"].memory.compareTo(quantity("8Gi")) >= 0')
+H100 = f'device.attributes["{MEM_DRIVER}"].model == "h100"'
+EXT_CLASS, EXT_RESOURCE = "ext.kubesched.test", "kubesched.test/gpu"
+HUGE = f'device.capacity["{MEM_DRIVER}"].memory.compareTo(quantity("32Gi")) >= 0'
+
+
+def _mem_slice(node: str, devices: list[tuple[str, str, str]]) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-mem"},
+            "spec": {"driver": MEM_DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+                     "devices": [{"name": name, "attributes": {"model": {"string": model}},
+                                  "capacity": {"memory": {"value": memory}}}
+                                 for name, model, memory in devices]}}
+
+
+def _exactly(cel: str, count: int = 1) -> dict[str, Any]:
+    return {"deviceClassName": MEM_CLASS, "count": count, "selectors": [{"cel": {"expression": cel}}]}
+
+
+def _mem_template(name: str, request: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", **request}]}}}}
+
+
+def _pod(name: str, scheduler: str | None, template: str | None = None, claim: str | None = None) -> dict[str, Any]:
+    source = {"resourceClaimName": claim} if claim else {"resourceClaimTemplateName": template}
+    m = pod_manifest(name, scheduler, {"resourceClaims": [{"name": "gpu", **source}]})
     m["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
     return m
 
@@ -81,6 +123,21 @@ def dra_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
         kube.create(f"{DRA}/resourceslices", _slice(NODE_B, "t4"))
         for t in (_template("one-gpu"), _template("two-gpus", count=2), _template("no-class", "no-such-class")):
             kube.create(f"{DRA}/namespaces/{NS}/resourceclaimtemplates", t)
+        kube.create(f"{DRA}/deviceclasses", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": MEM_CLASS},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{MEM_DRIVER}"'}}]}})
+        kube.create(f"{DRA}/resourceslices", _mem_slice(NODE_A, [("a-0", "h100", "16Gi"), ("a-1", "h100", "16Gi")]))
+        kube.create(f"{DRA}/resourceslices", _mem_slice(NODE_B, [("b-0", "l4", "4Gi"), ("b-1", "l4", "16Gi")]))
+        for t in (_mem_template("l4-big", {"exactly": _exactly(L4_BIG)}),
+                  _mem_template("two-h100", {"exactly": _exactly(H100, 2)}),
+                  _mem_template("one-h100", {"exactly": _exactly(H100)}),
+                  _mem_template("first-available", {"firstAvailable": [
+                      {"name": "huge", **_exactly(HUGE)}, {"name": "small", **_exactly(L4_BIG)}]})):
+            kube.create(f"{DRA}/namespaces/{NS}/resourceclaimtemplates", t)
+        kube.create(f"{DRA}/deviceclasses", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": EXT_CLASS},
+            "spec": {"extendedResourceName": EXT_RESOURCE, "selectors": [{"cel": {"expression":
+                     f'device.driver == "{MEM_DRIVER}" && device.attributes["{MEM_DRIVER}"].model == "l4"'}}]}})
         proc = KubeschedProcess(kube, [], Path(tmp_path_factory.mktemp("dra")) / "kubesched.log")
         try:
             yield kube
@@ -169,3 +226,163 @@ def test_missing_device_class(dra_plane: Kube) -> None:
                             _pod("ours-class", KUBESCHED, "no-class"),
                             ("request gpu: device class no-such-class does not exist",), timeout=30)
     _delete_all(dra_plane)
+
+
+def _claim_name(kube: Kube, pod: str) -> str:
+    statuses = get_pod(kube, NS, pod).get("status", {}).get("resourceClaimStatuses") or []
+    return next(str(s["resourceClaimName"]) for s in statuses if s.get("name") == "gpu")
+
+
+def _delete_with_claim(kube: Kube, pod: str) -> None:
+    """Delete a pod and wait until the resourceclaim controller has let its claim from the template go."""
+    claim = _claim_name(kube, pod)
+    delete_pod_now(kube, NS, pod)
+    wait_for(f"claim {claim} gone", lambda: kube.request(
+        "GET", f"{DRA}/namespaces/{NS}/resourceclaims/{claim}")[0] == 404, timeout=60)
+
+
+def _wait_gone(kube: Kube, path: str) -> None:
+    wait_for(f"{path} gone", lambda: kube.request("GET", path)[0] == 404, timeout=60)
+
+
+def _reserved_for_two(kube: Kube, path: str) -> dict[str, Any]:
+    def both() -> dict[str, Any] | None:
+        claim: dict[str, Any] = kube.get(path)
+        return claim if len(claim.get("status", {}).get("reservedFor") or []) == 2 else None
+    return wait_for(f"{path} reserved for both pods", both, timeout=30)
+
+
+def _wait_message(kube: Kube, pod: str, want: str) -> None:
+    def message() -> str:
+        return str((scheduled_condition(get_pod(kube, NS, pod)) or {}).get("message") or "")
+    poll(lambda: message() == want, timeout=60)
+    assert message() == want, f"{pod}: {message()!r}, want {want!r}"
+
+
+def _devices(claim: dict[str, Any]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = claim["status"]["allocation"]["devices"]["results"]
+    return results
+
+
+def _bound_with(kube: Kube, template: str) -> tuple[str, list[dict[str, Any]]]:
+    """The node and devices kube-scheduler gives a pod of `template` alone, then the same for
+    kubesched; both must agree. Returns kube-scheduler's."""
+    got = []
+    for name, scheduler in ((f"ref-{template}", None), (f"ours-{template}", KUBESCHED)):
+        create_pod(kube, NS, _pod(name, scheduler, template))
+        node = wait_bound(kube, NS, name, timeout=60)
+        got.append((node, _devices(_allocated(kube, name))))
+        _delete_with_claim(kube, name)
+    assert got[1] == got[0], f"kubesched {got[1]}\n  kube-scheduler {got[0]}"
+    return got[0]
+
+
+def _result(node: str, device: str, request: str = "gpu") -> dict[str, Any]:
+    return {"request": request, "driver": MEM_DRIVER, "pool": node, "device": device}
+
+
+def test_cel_on_attribute_and_capacity_quantity(dra_plane: Kube) -> None:
+    node, devices = _bound_with(dra_plane, "l4-big")
+    assert (node, devices) == (NODE_B, [_result(NODE_B, "b-1")]), "scenario broken"
+
+
+def test_count_of_two(dra_plane: Kube) -> None:
+    node, devices = _bound_with(dra_plane, "two-h100")
+    assert (node, devices) == (NODE_A, [_result(NODE_A, "a-0"), _result(NODE_A, "a-1")]), "scenario broken"
+
+
+def test_first_available_takes_the_subrequest_that_fits(dra_plane: Kube) -> None:
+    node, devices = _bound_with(dra_plane, "first-available")
+    assert (node, devices) == (NODE_B, [_result(NODE_B, "b-1", "gpu/small")]), "scenario broken"
+
+
+def test_devices_already_allocated_to_another_claim(dra_plane: Kube) -> None:
+    kube = dra_plane
+    # kube-scheduler's holder takes one h100; each scheduler's next pod must get the other one.
+    create_pod(kube, NS, _pod("holder", None, "one-h100"))
+    wait_bound(kube, NS, "holder", timeout=60)
+    (held,) = _devices(_allocated(kube, "holder"))
+    got = []
+    for name, scheduler in (("ref-next", None), ("ours-next", KUBESCHED)):
+        create_pod(kube, NS, _pod(name, scheduler, "one-h100"))
+        node = wait_bound(kube, NS, name, timeout=60)
+        got.append((node, _devices(_allocated(kube, name))))
+        if scheduler is None:
+            _delete_with_claim(kube, name)
+    assert got[1] == got[0]
+    assert got[0][1][0]["device"] != held["device"]
+    # Both h100 are taken now (the holder's and kubesched's): a third fits nowhere, same message.
+    message = compare_failure_message(kube, NS, _pod("ref-third", None, "one-h100"),
+                                      _pod("ours-third", KUBESCHED, "one-h100"),
+                                      ("cannot allocate all claims",), timeout=30)
+    assert message == NO_DEVICE
+    _delete_all(kube)
+
+
+def test_shared_claim_used_by_two_pods(dra_plane: Kube) -> None:
+    kube = dra_plane
+    got = []
+    for tag, scheduler in (("ref", None), ("ours", KUBESCHED)):
+        claim = f"shared-{tag}"
+        kube.create(f"{DRA}/namespaces/{NS}/resourceclaims", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": claim},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": _exactly(L4_BIG)}]}}})
+        pods = [f"{tag}-share-1", f"{tag}-share-2"]
+        for name in pods:
+            create_pod(kube, NS, _pod(name, scheduler, claim=claim))
+        nodes = [wait_bound(kube, NS, name, timeout=60) for name in pods]
+        path = f"{DRA}/namespaces/{NS}/resourceclaims/{claim}"
+        shared = _reserved_for_two(kube, path)
+        reserved = sorted(r["name"] for r in shared["status"]["reservedFor"])
+        got.append((nodes, _devices(shared), reserved == pods))
+        for name in pods:
+            delete_pod_now(kube, NS, name)
+        # The controller takes the deleted pods out of reservedFor; the claim then goes as asked.
+        kube.delete(path)
+        _wait_gone(kube, path)
+    assert got[1] == got[0]
+    assert got[0] == ([NODE_B, NODE_B], [_result(NODE_B, "b-1")], True), "scenario broken"
+
+
+def test_deleting_the_holder_frees_the_device_for_a_waiting_pod(dra_plane: Kube) -> None:
+    kube = dra_plane
+    took = {}
+    for tag, scheduler in (("ref", None), ("ours", KUBESCHED)):
+        holder, waiter = f"{tag}-hold", f"{tag}-wait"
+        create_pod(kube, NS, _pod(holder, scheduler, "one-gpu"))
+        assert wait_bound(kube, NS, holder, timeout=60) == NODE_A
+        create_pod(kube, NS, _pod(waiter, scheduler, "one-gpu"))
+        _wait_message(kube, waiter, NO_DEVICE)
+        start = time.monotonic()
+        delete_pod_now(kube, NS, holder)
+        assert wait_bound(kube, NS, waiter, timeout=90) == NODE_A
+        took[tag] = time.monotonic() - start
+        assert _devices(_allocated(kube, waiter)) == [
+            {"request": "gpu", "driver": DRIVER, "pool": NODE_A, "device": "gpu-0"}]
+        _delete_all(kube)
+    print(f"waiting pod bound after the holder's deletion: kube-scheduler {took['ref']:.1f} s, "
+          f"kubesched {took['ours']:.1f} s")
+
+
+def test_extended_resource_backed_by_dra_stops_kubesched_with_the_field_named(dra_plane: Kube) -> None:
+    kube = dra_plane
+    pods = {}
+    for name, scheduler in (("ref-ext", None), ("ours-ext", KUBESCHED)):
+        m = pod_manifest(name, scheduler)
+        m["spec"]["containers"][0]["resources"] = {"requests": {EXT_RESOURCE: "1"}, "limits": {EXT_RESOURCE: "1"}}
+        create_pod(kube, NS, m)
+        pods[name] = m
+    assert wait_bound(kube, NS, "ref-ext", timeout=60) == NODE_B, "scenario broken: kube-scheduler did not delegate"
+    ref_status = wait_for("kube-scheduler's extendedResourceClaimStatus", lambda: get_pod(kube, NS, "ref-ext").get(
+        "status", {}).get("extendedResourceClaimStatus"))
+    print(f"kube-scheduler's pod status.extendedResourceClaimStatus: {ref_status}")
+    claim = kube.get(f"{DRA}/namespaces/{NS}/resourceclaims/{ref_status['resourceClaimName']}")
+    print(f"kube-scheduler's claim for it: {claim['spec']} {claim['status']}")
+    want = ("0/2 nodes are available: pod requests extended resources backed by DRA, which kubesched does not "
+            f"allocate yet: spec.containers[0].resources.requests[{EXT_RESOURCE}] (DeviceClass {EXT_CLASS}).")
+    def message() -> str:
+        return str((scheduled_condition(get_pod(kube, NS, "ours-ext")) or {}).get("message") or "")
+    poll(lambda: message().startswith(want), timeout=30)
+    assert message().startswith(want), message()
+    assert get_pod(kube, NS, "ours-ext")["spec"].get("nodeName") is None
+    _delete_all(kube)

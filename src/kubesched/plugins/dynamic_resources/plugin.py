@@ -16,8 +16,10 @@ before the pod is bound.
     PreBind     finalizer, allocation and reservation written (prebind.py), then binding conditions
                 waited for
 
-Pods without claims are skipped at PreFilter. PodGroup claims, extended resources backed by DRA
-and node-allocatable devices (off by default or not evaluated by kubesched) are left out.
+Pods without claims are skipped at PreFilter. A pod asking for extended resources backed by DRA
+that some node would leave to this plugin stops at PreFilter with a message naming the fields
+(extended.py): kubesched does not create their claim yet. PodGroup claims and node-allocatable
+devices (off by default) are left out.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ from kubesched.plugins.dynamic_resources.claims import (
     is_reserved_for_pod,
     pod_claims,
 )
+from kubesched.plugins.dynamic_resources.extended import delegated_requests
+from kubesched.plugins.dynamic_resources.extended import reason as extended_reason
 from kubesched.plugins.dynamic_resources.manager import DraManager
 from kubesched.plugins.dynamic_resources.plugin_state import ClaimInfo, DraState
 from kubesched.plugins.dynamic_resources.prebind import (
@@ -146,6 +150,9 @@ class DynamicResources:
         s = DraState()
         state.write(STATE_KEY, s)
         p = pod.pod
+        delegated = delegated_requests(p, self.dra.classes.list, snapshot)
+        if delegated:
+            return None, _unresolvable(extended_reason(delegated))
         if not p.spec.resource_claims:
             return None, SKIP
         try:

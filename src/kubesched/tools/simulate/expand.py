@@ -14,8 +14,10 @@ selector), the CronJob pool (Pod -> Job -> CronJob), InterPodAffinity (labels).
 - Job: `parallelism` pods (default 1, at most `completions`), `<job>-<5 chars>`, or
   `<job>-<index>-<5 chars>` when Indexed; the Job controller's labels.
 - CronJob: the Job it would start at the current minute, `<cronjob>-<unix minutes>`, and its pods.
-- Pod: as given. Service, Namespace: added to the stores the plugins read (spread defaults,
-  namespaceSelector).
+- Pod: as given. Service, Namespace, ResourceClaim: added to the stores the plugins read (spread
+  defaults, namespaceSelector, DynamicResources).
+- ResourceClaimTemplate: each pod whose `spec.resourceClaims` names it gets the claim the
+  resourceclaim controller would make from it (`claims.py`).
 
 The apiserver's defaulting and create-time changes that placement depends on are applied: the
 namespace, a container's requests taken from its limits where it has none, and matchLabelKeys /
@@ -38,12 +40,14 @@ import yaml
 
 from kubesched.model.decode import drop_nulls
 from kubesched.model.objects import Job, Namespace, Pod, ReplicaSet, ReplicationController, Service, StatefulSet
+from kubesched.model.resource import ResourceClaim, ResourceClaimTemplate
+from kubesched.tools.simulate.claims import apply_defaults, claims_for
 from kubesched.tools.simulate.create import prepare_for_create
 
 # k8s.io/apimachinery/pkg/util/rand: the alphabet of generated names and of safe-encoded hashes.
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 WORKLOADS = ("Pod", "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob")
-STORED = ("Service", "Namespace")
+STORED = ("Service", "Namespace", "ResourceClaim", "ResourceClaimTemplate")
 # replicas, parallelism, completions: at most this many pods each (Kubernetes' bound on an Indexed
 # Job's completions and parallelism, pkg/apis/batch/validation), and at most MAX_PODS in all.
 MAX_COUNT = 100_000
@@ -194,11 +198,18 @@ class Expander:
         self.now = now or (lambda: 0.0)
         self._uids = 0
         self._pods = 0
+        self._templates: dict[tuple[str, str], ResourceClaimTemplate] = {}
 
     def expand(self, manifests: Iterable[Mapping[str, Any]]) -> Expanded:
         out = Expanded()
         for i, m in enumerate(manifests):
             self._one(m, f"document {i + 1}", out)
+        if self._templates:
+            # After every document: a template may come after the pods that use it.
+            for i, pod in enumerate(out.pods):
+                out.pods[i], made = claims_for(pod, self._templates, self._suffix, self._uid)
+                for claim in made:
+                    out.add("resourceclaims", claim)
         return out
 
     # --- per kind -----------------------------------------------------------------------------------
@@ -228,6 +239,14 @@ class Expander:
             out.add("services", _convert({**m, "metadata": {**meta, "namespace": ns}}, Service, where))
         elif kind == "Namespace":
             out.add("namespaces", _convert(m, Namespace, where))
+        elif kind == "ResourceClaim":
+            claim: ResourceClaim = _convert({**m, "metadata": {**meta, "namespace": ns}}, ResourceClaim, where)
+            apply_defaults(claim.spec)
+            out.add("resourceclaims", claim)
+        elif kind == "ResourceClaimTemplate":
+            claim_template: ResourceClaimTemplate = _convert(m, ResourceClaimTemplate, where)
+            apply_defaults(claim_template.spec.spec)
+            self._templates[(ns, name)] = claim_template
         elif kind == "Deployment":
             template = _template(spec, where)
             rs_name = f"{name}-{template_hash(template)}"
