@@ -2,12 +2,13 @@
 
 mutmut (the dev group; configured in pyproject.toml's [tool.mutmut]) mutates plugins/, framework/
 and backend/queue/ and runs, for each mutant, the unit tests that reach the mutated function. Its
-results stay in mutants/ (one .meta file per source file, kept between runs: a second run tests only
-the functions that changed). This module turns paths into mutmut's mutant-name patterns, runs
-mutmut on one worker, and prints per module the mutants, how many were killed, survived or timed
-out, and the name of every survivor (`mutmut show NAME` prints its diff); the same text is written
-to mutants/report.txt. It is not part of `./dev test`: a module of a few hundred lines takes
-minutes to tens of minutes on this project's 2 cores (docs/development.md#mutation-testing).
+results stay in mutants/ (one .meta file per source file, kept between runs: with no PATH a second
+run tests only the mutants of functions that changed; the mutants of a PATH are tested again).
+This module turns paths into mutmut's mutant-name patterns, runs mutmut on one worker, and prints
+per module the mutants, how many were killed, survived or timed out, and the name of every
+survivor (`mutmut show NAME` prints its diff); the same text is written to mutants/report.txt. It
+is not part of `./dev test`: a module of a few hundred lines takes minutes to tens of minutes on
+this project's 2 cores (docs/development.md#mutation-testing).
 """
 
 from __future__ import annotations
@@ -148,7 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         parser.error(str(e))
     if not args.results:
-        code = _mutmut(["run", f"--max-children={args.max_children}", *patterns])
+        # Named mutants are tested again whatever mutants/ holds; with none named, mutmut tests only
+        # those without a result (new, or in a function that changed since).
+        code = _mutmut(["run", f"--max-children={args.max_children}", *(patterns if args.paths else [])])
         if code != 0:
             print(f"mutmut run exited {code}", file=sys.stderr)
             return code

@@ -83,3 +83,34 @@ def test_the_default_paths_are_what_pyproject_mutates() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["mutmut"]
     assert config["only_mutate"] == [f"{p}/*" for p in mutate.DEFAULT_PATHS]
     assert "mutants/" in (REPO / ".gitignore").read_text().splitlines()
+
+
+@pytest.mark.parametrize(("argv", "run_args"), [
+    pytest.param(["src/kubesched/plugins/taint_toleration.py"],
+                 ["run", "--max-children=1", "kubesched.plugins.taint_toleration.*"], id="a-path-is-tested-again"),
+    pytest.param([], ["run", "--max-children=1"], id="no-path-tests-what-has-no-result"),
+    pytest.param(["--max-children", "2", "src/kubesched/framework"],
+                 ["run", "--max-children=2", "kubesched.framework.*"], id="max-children"),
+])
+def test_main_runs_mutmut_then_reports(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, argv: list[str],
+                                       run_args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    calls: list[list[str]] = []
+
+    def fake_mutmut(args: list[str]) -> int:
+        calls.append(list(args))
+        return 0
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(mutate, "_mutmut", fake_mutmut)
+    _meta(tmp_path / "mutants", "src/kubesched/plugins/taint_toleration.py", {TT + "score__mutmut_1": 0})
+    assert mutate.main(argv) == 0
+    assert calls == [run_args]
+    out = capsys.readouterr().out
+    assert (tmp_path / "mutants" / "report.txt").read_text() == out
+    assert (f"  {TT}score__mutmut_1" in out) == ("framework" not in " ".join(argv))
+
+
+def test_results_only_runs_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(mutate, "_mutmut", lambda args: pytest.fail("ran mutmut"))
+    assert mutate.main(["--results"]) == 0
