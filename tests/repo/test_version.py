@@ -22,8 +22,9 @@ INIT = ROOT / "src" / "kubesched" / "__init__.py"
 # of releases, the lock file's other packages, the example plugin package's own version).
 ALLOWED = {INIT, ROOT / "deploy" / "kustomization.yaml", ROOT / "CHANGELOG.md", ROOT / "uv.lock",
            ROOT / "examples" / "plugins" / "pyproject.toml"}
-# controlplane/: Go modules pinning other projects' versions
-SKIPPED_DIRS = {".git", ".venv", "controlplane", "bench-results", "node_modules", "dist", "build", "__pycache__"}
+# controlplane/: Go modules pinning other projects' versions; mutants/: mutmut's copy of the tree
+SKIPPED_DIRS = {".git", ".venv", "controlplane", "bench-results", "mutants", "node_modules", "dist", "build",
+                "__pycache__"}
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".cfg", ".txt", ""}
 
 

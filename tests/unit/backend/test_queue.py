@@ -558,3 +558,78 @@ def test_an_update_in_flight_counts_only_if_a_rejector_registered_its_event(cloc
     q.update(old, new)
     reject(q, info)
     assert (q.where(info.uid), info.pod) == (where, new)
+
+
+# --- Backoff at its edges, against kube-scheduler v1.37.2's backoff_queue.go by hand. -----------
+# getBackoffTime: timestamp + backoff, truncated to the 1 s ordering window (alignToWindow) when
+# popping from backoffQ is on; isEntityBackingoff: !backoffTime.Before(alignToWindow(now)), so a
+# pod whose window is now's window is still backing off. A pod rejected at 1000.5 with a 1 s
+# backoff: window 1001 (on) or 1001.5 (off).
+@pytest.mark.parametrize(("pop_from_backoff", "now", "moved"), [
+    pytest.param(True, 1001.0, 0, id="aligned-same-window-start"),
+    pytest.param(True, 1001.6, 0, id="aligned-same-window-past-the-exact-end"),
+    pytest.param(True, 1001.999, 0, id="aligned-same-window-end"),
+    pytest.param(True, 1002.0, 1, id="aligned-next-window"),
+    pytest.param(False, 1001.5, 0, id="unaligned-exact-end-still-backing-off"),
+    pytest.param(False, 1001.6, 1, id="unaligned-past-the-end"),
+])
+def test_backoff_ends_by_ordering_window(pop_from_backoff: bool, now: float, moved: int) -> None:
+    clock = FakeClock(1000.5)
+    q = new_queue(clock, pop_from_backoff=pop_from_backoff)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    q.move_all_to_active_or_backoff(events.NODE_ADD)  # during the cycle: back after backoff
+    reject(q, info)
+    assert q.where(info.uid) == "backoff"
+    clock.set(now)
+    assert q.flush_backoff_completed() == moved
+    assert q.where(info.uid) == ("backoff" if moved == 0 else "active")
+
+
+# podMaxBackoff 0 turns backoff off (getBackoffTime returns the zero time); 1 s is a 1 s backoff
+# like any other (initial 1 s, capped at 1 s). A pod rejected at 1000, its event at 1000.5.
+@pytest.mark.parametrize(("initial", "maximum", "where"), [
+    pytest.param(1.0, 0.0, "active", id="max-backoff-0-no-backoff"),
+    pytest.param(1.0, 1.0, "backoff", id="max-backoff-1s-backs-off"),
+    pytest.param(1.0, 10.0, "backoff", id="defaults"),
+])
+def test_max_backoff_zero_disables_backoff(clock: FakeClock, initial: float, maximum: float, where: str) -> None:
+    q = new_queue(clock, initial_backoff=initial, max_backoff=maximum)
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    reject(q, info)
+    clock.step(0.5)
+    assert q.move_all_to_active_or_backoff(events.NODE_ADD) == 1
+    assert q.where(info.uid) == where
+
+
+def test_flush_backoff_completed_counts_every_pod_it_moves(clock: FakeClock) -> None:
+    q = new_queue(clock)
+    for name in ("a", "b", "c"):
+        q.add(make_pod(name))
+    infos = [q.pop_nowait() for _ in range(3)]
+    q.move_all_to_active_or_backoff(events.NODE_ADD)
+    for info in infos:
+        assert info is not None
+        reject(q, info)
+    clock.step(2.0)  # 1 s backoffs, all three past their window
+    assert q.flush_backoff_completed() == 3
+    assert pop_all(q) == ["a", "b", "c"]
+
+
+def test_unschedulable_flush_is_the_unschedulable_timeout_event(clock: FakeClock) -> None:
+    """scheduler_queue_incoming_pods_total counts the 5-minute flush as event UnschedulableTimeout
+    (framework.EventUnschedulableTimeout's label) into activeQ, the 1 s backoff long over."""
+    q = new_queue(clock)
+    seen: list[tuple[str, str]] = []
+    q.on_incoming = lambda queue, event: seen.append((queue, event))
+    q.add(make_pod("a"))
+    info = q.pop_nowait()
+    assert info is not None
+    reject(q, info)
+    seen.clear()
+    clock.step(300.5)
+    assert q.flush_unschedulable_leftover() == 1
+    assert seen == [("active", "UnschedulableTimeout")]

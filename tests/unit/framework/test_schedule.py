@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from kubesched.framework import FitError, NodeCursor, PodInfo, ScheduleResult, num_feasible_nodes_to_find, schedule_pod
 from kubesched.framework.runtime import schedule as schedule_module
-from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod, term
+from tests.builders import NodeBuilder, PodBuilder, label_selector, make_node, make_pod, term
 from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with
 
 CP = make_node("cp").taint("node-role.kubernetes.io/control-plane")
+FOO = label_selector("foo")
 
 
 @pytest.mark.parametrize(("nodes", "existing", "pod", "message"), [
@@ -35,6 +36,10 @@ CP = make_node("cp").taint("node-role.kubernetes.io/control-plane")
                  "0/2 nodes are available: 2 Insufficient example.com/gpu.", id="extended"),
     pytest.param([make_node("a")], [], make_pod("p").required_terms(term(fields=(("metadata.name", "In", ["b"]),))),
                  "0/1 nodes are available: 1 node(s) didn't satisfy plugin(s) [NodeAffinity].", id="prefilter-names"),
+    # No node has the constraint's key: PodTopologySpread's Filter rejects each, ErrReasonNodeLabelNotMatch.
+    pytest.param([make_node("a"), make_node("b")], [], make_pod("p").label("foo", "").spread(1, "rack", selector=FOO),
+                 "0/2 nodes are available: 2 node(s) didn't match pod topology spread constraints (missing required "
+                 "label).", id="spread-key-on-no-node"),
 ])
 def test_fit_error_message(nodes: list[NodeBuilder], existing: list[PodBuilder], pod: PodBuilder,
                            message: str) -> None:

@@ -142,6 +142,15 @@ MULTIPLE = [
                  ("node-a zone=zone1 node=node-a", "node-b zone=zone1 node=node-b", "node-x zone=zone2",
                   "node-y zone=zone2 node=node-y"), "p-a1@node-a foo, p-y3@node-y foo", (), four(U, S, UU, U),
                  id="two Constraints on zone and node, absence of label 'node' on node-x, spreads = [1/1, 1/0/0/1]"),
+    # Not in filtering_test.go: the same nodes with two matching pods on node-x, which lacks "node".
+    # calPreFilterState counts a node only when it has every constraint's key, so node-x's pods
+    # count for neither constraint: zone 1/0 (min 0), node 1/0/0. node-a, node-b: zone 1 + 1 - 0 = 2
+    # > 1; node-y: zone 0 + 1 - 0 = 1, node 0 + 1 - 0 = 1, fits. (Counting node-x for the zone, 1/2,
+    # min 1, would pass node-b instead and reject node-y.)
+    pytest.param(P("p foo").spread(1, "zone", selector=FOO).spread(1, "node", selector=FOO),
+                 ("node-a zone=zone1 node=node-a", "node-b zone=zone1 node=node-b", "node-x zone=zone2",
+                  "node-y zone=zone2 node=node-y"), "p-a1@node-a foo, p-x1@node-x foo, p-x2@node-x foo", (),
+                 four(U, U, UU, S), id="two Constraints on zone and node, pods on node-x without 'node' not counted"),
     pytest.param(P("p foo").node_selector(foo="").spread(1, "zone", selector=FOO)
                  .spread(1, "node", selector=FOO, node_affinity_policy="Ignore"),
                  ("node-a zone=zone1 node=node-a foo", "node-b zone=zone1 node=node-b foo",

@@ -21,7 +21,7 @@ from kubesched.plugins.pod_topology_spread.filtering import (
     _critical_paths,
 )
 from tests.builders import PodBuilder
-from tests.unit.pts_helpers import FOO, FOUR_NODES, P, nodes_of, pods_of, pre_filtered
+from tests.unit.pts_helpers import BAR, FOO, FOUR_NODES, HOST, P, nodes_of, pods_of, pre_filtered
 
 TWO = ("node-a zone=zone1 node=node-a", "node-b zone=zone1 node=node-b")
 
@@ -37,6 +37,8 @@ def _state(pod: PodBuilder, nodes: tuple[str, ...],
 
 NODE_C = P("p foo").spread(1, "node", selector=FOO)
 ZONE_NODE = P("p foo").spread(1, "zone", selector=FOO).spread(1, "node", selector=FOO)
+ZONE_FOO_NODE_BAR = P("p foo bar").spread(1, "zone", selector=FOO).spread(1, "node", selector=BAR)
+THREE = ("node-a zone=zone1 node=node-a", "node-b zone=zone1 node=node-b", "node-x zone=zone2 node=node-x")
 
 
 @pytest.mark.parametrize(("pod", "nodes", "pods", "added", "delta", "paths", "counts"), [
@@ -59,6 +61,22 @@ ZONE_NODE = P("p foo").spread(1, "zone", selector=FOO).spread(1, "node", selecto
     pytest.param(NODE_C, TWO, "p-a1@node-a foo, p-b1@node-b foo", "p-a9@node-a bar", -1,
                  [[("node-a", 1), ("node-b", 1)]], [{"node-a": 1, "node-b": 1}],
                  id="delete an irrelevant pod won't help"),
+    pytest.param(ZONE_FOO_NODE_BAR, THREE, "p-b1@node-b foo bar, p-x1@node-x foo bar, p-x2@node-x bar",
+                 "p-a1@node-a foo", 1, [[("zone2", 1), ("zone1", 2)], [("node-a", 0), ("node-b", 1)]],
+                 [{"zone1": 2, "zone2": 1}, {"node-a": 0, "node-b": 1, "node-x": 2}],
+                 id="Constraints hold different labelSelectors, node a impacts topologyKeyToMinPodsMap on zone"),
+    pytest.param(ZONE_FOO_NODE_BAR, THREE, "p-b1@node-b bar, p-x1@node-x foo bar, p-x2@node-x bar",
+                 "p-a1@node-a foo bar", 1, [[("zone1", 1), ("zone2", 1)], [("node-a", 1), ("node-b", 1)]],
+                 [{"zone1": 1, "zone2": 1}, {"node-a": 1, "node-b": 1, "node-x": 2}],
+                 id="Constraints hold different labelSelectors, node a impacts topologyKeyToMinPodsMap on both zone "
+                    "and node"),
+    # Not in filtering_test.go: the added pod matches only the second constraint's selector, which
+    # updateWithPod still counts (the first constraint's mismatch skips that constraint alone):
+    # zone (foo) stays 1/1, node (bar) a goes 0 -> 1.
+    pytest.param(ZONE_FOO_NODE_BAR, THREE, "p-b1@node-b foo bar, p-x1@node-x foo bar, p-x2@node-x bar",
+                 "p-a1@node-a bar", 1, [[("zone1", 1), ("zone2", 1)], [("node-a", 1), ("node-b", 1)]],
+                 [{"zone1": 1, "zone2": 1}, {"node-a": 1, "node-b": 1, "node-x": 2}],
+                 id="added pod matches only the second constraint's selector"),
 ])
 def test_add_remove_pod(pod: PodBuilder, nodes: tuple[str, ...], pods: str, added: str, delta: int,
                         paths: list[list[tuple[str, int]]], counts: list[dict[str, int]]) -> None:
@@ -73,6 +91,63 @@ def test_add_remove_pod(pod: PodBuilder, nodes: tuple[str, ...], pods: str, adde
     assert [sorted(p.pairs()) for p in s.critical_paths] == [sorted(x) for x in paths]
     assert [p.nums[0] for p in s.critical_paths] == [min(x[1] for x in ps) for ps in paths]
     assert before.tp_value_to_match_num is not s.tp_value_to_match_num  # clone() copied the counts
+
+
+# matchNodeInclusionPolicies in updateWithPod takes the preemptor's tolerations: with
+# nodeTaintsPolicy Honor, a pod added on a node whose NoSchedule taint the preemptor does not
+# tolerate is not counted (that node is no domain); tolerated, it is. Nodes: node-a (zone1) tainted
+# node.kubernetes.io/unschedulable:NoSchedule, node-b (zone2); pods p-a1@node-a, p-b2@node-b; add
+# p-a2@node-a. (filtering_test.go's taint cases use the default policy, Ignore.)
+@pytest.mark.parametrize(("pod", "counts_before", "counts_after", "paths_after"), [
+    pytest.param(P("p foo").spread(1, "zone", selector=FOO, node_taints_policy="Honor"), {"zone2": 1}, {"zone2": 1},
+                 [("zone2", 1), ("", 2**31 - 1)], id="taint not tolerated, node-a not counted"),
+    pytest.param(P("p foo").spread(1, "zone", selector=FOO, node_taints_policy="Honor")
+                 .toleration("node.kubernetes.io/unschedulable", operator="Exists", effect="NoSchedule"),
+                 {"zone1": 1, "zone2": 1}, {"zone1": 2, "zone2": 1}, [("zone2", 1), ("zone1", 2)],
+                 id="taint tolerated, node-a counted"),
+])
+def test_add_pod_honours_the_preemptors_tolerations(pod: PodBuilder, counts_before: dict[str, int],
+                                                   counts_after: dict[str, int],
+                                                   paths_after: list[tuple[str, int]]) -> None:
+    plugin = new({"defaultingType": "List"})
+    nodes = nodes_of(("node-a zone=zone1 node=node-a", "node-b zone=zone2 node=node-b"), tainted=("node-a",))
+    state, info, snapshot = pre_filtered(plugin, pod, nodes, pods_of("p-a1@node-a foo, p-b2@node-b foo"))
+    s = state.read(PRE_FILTER_KEY)
+    assert isinstance(s, PreFilterState)
+    assert s.tp_value_to_match_num == [counts_before]
+    node_a = snapshot.get("node-a")
+    assert node_a is not None
+    assert plugin.add_pod(state, info, PodInfo(P("p-a2@node-a foo").obj()), node_a) is None
+    assert s.tp_value_to_match_num == [counts_after]
+    assert s.critical_paths[0].pairs() == paths_after
+
+
+def test_nominated_pod_counts_on_a_clone_of_the_state_only() -> None:
+    """RunFilterPluginsWithNominatedPods: AddPod on a clone of the cycle state (addGENominatedPods),
+    Filter on the clone, the original untouched. Nodes node-a/b/c by hostname, p-a1@node-a, pod
+    maxSkew 1: counts 1/0/0, min 0, node-b fits (0 + 1 - 0 = 1). With a pod nominated to node-b
+    added to the clone: 1/1/0, min 0 (node-c), node-b 1 + 1 - 0 = 2 > 1 is rejected, node-c fits."""
+    plugin = new({"defaultingType": "List"})
+    pod = P("p foo").spread(1, HOST, selector=FOO)
+    hosts = ("node-a host=node-a", "node-b host=node-b", "node-c host=node-c")
+    state, info, snapshot = pre_filtered(plugin, pod, nodes_of(hosts), pods_of("p-a1@node-a foo"))
+    node_b, node_c = snapshot.get("node-b"), snapshot.get("node-c")
+    assert node_b is not None
+    assert node_c is not None
+    clone = state.clone()
+    nominated = node_b.clone()
+    nominated_pod = PodInfo(P("p-n1@node-b foo").obj())
+    nominated.add_pod(nominated_pod)
+    assert plugin.add_pod(clone, info, nominated_pod, nominated) is None
+    rejected = plugin.filter(clone, info, nominated)
+    assert rejected is not None
+    assert rejected.reasons == ("node(s) didn't match pod topology spread constraints",)
+    assert plugin.filter(clone, info, node_c) is None
+    assert plugin.filter(state, info, node_b) is None  # the original state still counts 1/0/0
+    original = state.read(PRE_FILTER_KEY)
+    assert isinstance(original, PreFilterState)
+    assert original.tp_value_to_match_num == [{"node-a": 1, "node-b": 0, "node-c": 0}]
+    assert sorted(original.critical_paths[0].pairs()) == [("node-b", 0), ("node-c", 0)]
 
 
 @pytest.mark.parametrize(("pod", "pods", "counts", "mins"), [
