@@ -23,9 +23,9 @@ from kubesched.framework.fields import (
     get_mapping,
     get_str,
     index,
-    label_key_errors,
 )
 from kubesched.framework.resources import is_native_resource
+from kubesched.plugins.helper.label_selector import label_key_problems
 
 EXTENDER_FIELDS = (
     "urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHTTPS",
@@ -107,10 +107,10 @@ def _managed(obj: Mapping[str, Any], path: str, errs: Errors) -> tuple[ExtenderM
 
 def _extended_resource_errors(path: str, name: str) -> list[FieldError]:
     """validateExtendedResourceName: a qualified name, outside the kubernetes.io domain and not a quota name."""
-    problems = label_key_errors(name)
+    problems = label_key_problems(name)
     if problems:
         return [e.invalid(path, name, msg) for msg in problems]
-    if is_native_resource(name) or name.startswith("requests.") or label_key_errors("requests." + name):
+    if is_native_resource(name) or name.startswith("requests.") or label_key_problems("requests." + name):
         return [e.invalid(path, name, "is an invalid extended resource name")]
     return []
 
