@@ -19,8 +19,9 @@ taints, required node affinity, free cpu/memory/ephemeral-storage/extended resou
 if none can, the pod may use general nodes for this attempt. A pod of a gang (a Workload API PodGroup
 through spec.schedulingGroup, or scheduler-plugins' `scheduling.x-k8s.io/pod-group` label) never
 falls back: that check is per pod, so its first members would take the pool's room and the last ones
-general nodes; it keeps to its pool, so the gang lands whole in the pool or waits whole. PreFilter keeps a pod whose Job is not
-known yet Unschedulable ("waiting for the pod's owner Job ns/name") until the Job's Add event.
+general nodes; it keeps to its pool, so the gang lands whole in the pool or waits whole.
+PreFilter keeps a pod whose Job is not known yet Unschedulable ("waiting for the pod's owner Job
+ns/name") until the Job's Add event.
 
 The pool's taint (default `kubesched.io/pool=<name>:NoSchedule`) keeps kube-scheduler and other
 schedulers off the pool's nodes. kubesched tolerates it for the pool's own pods only: PreFilter gives

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from kubesched.tools.groups import GroupVerdict
 from kubesched.tools.simulate.place import Placement
 from kubesched.tools.simulate.run import NodeSummary, Simulation
 
@@ -21,13 +22,21 @@ def to_dict(sim: Simulation) -> dict[str, Any]:
         "drainedNodes": sim.drained_nodes,
         "summary": {"pods": len(sim.placements), "placed": len(sim.placements) - len(sim.unschedulable),
                     "unschedulable": len(sim.unschedulable)},
+        "groups": [group_dict(g) for g in sim.groups],
         "notes": sim.notes,
     }
 
 
+def group_dict(g: GroupVerdict) -> dict[str, Any]:
+    """A pod group's verdict (also explain's `group`)."""
+    return {"group": g.group, "api": g.api, "policy": g.policy, "minCount": g.min_count, "queued": g.queued,
+            "bound": g.bound, "placed": g.placed, "message": g.message,
+            "pods": [{"pod": m.pod, "node": m.node, "fits": m.fits, "message": m.message} for m in g.members]}
+
+
 def _placement(p: Placement) -> dict[str, Any]:
     return {"pod": p.pod, "node": p.node, "message": p.message, "reason": p.reason, "profile": p.profile,
-            "nominatedNode": p.nominated_node, "victims": p.victims, "replaces": p.replaces}
+            "nominatedNode": p.nominated_node, "victims": p.victims, "replaces": p.replaces, "group": p.group}
 
 
 def _node(n: NodeSummary) -> dict[str, Any]:
@@ -52,6 +61,11 @@ def render_table(sim: Simulation) -> str:
                      f"{n.memory_requested / GIB:.1f}/{n.memory_allocatable / GIB:.1f}",
                      "added" if n.added else "drained" if n.drained else ""])
     out.append(_columns(rows))
+    if sim.groups:
+        out.append("")
+        out.append(_columns([["GROUP", "API", "MIN", "FIT", "PLACED", "WHY NOT"]] + [
+            [g.group, g.api, str(g.min_count), f"{len(g.fitting)}/{g.queued}" + (f" +{g.bound} bound" * bool(g.bound)),
+             "yes" if g.placed else "no", g.message or "-"] for g in sim.groups]))
     placed = len(sim.placements) - len(sim.unschedulable)
     out.append("")
     out.append(f"{placed} of {len(sim.placements)} pod(s) placed, {len(sim.unschedulable)} unschedulable")
