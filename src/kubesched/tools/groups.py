@@ -18,6 +18,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubesched.backend.cache.cache import Cache
 from kubesched.backend.queue import QueuedPodInfo
@@ -44,6 +45,8 @@ class MemberVerdict:
     node: str | None  # where it would go when the group is placed, or where it fit on its own
     message: str = ""  # why it is not placed (the FailedScheduling message); "" when it is
     fits: bool = False  # it found a node in the group's attempt (placed or not)
+    # Where it fits nowhere: each rejected node's reason (the FitError's per-node statuses).
+    node_reasons: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -63,6 +66,14 @@ class GroupVerdict:
     @property
     def fitting(self) -> list[MemberVerdict]:
         return [m for m in self.members if m.fits]
+
+
+def group_dict(g: GroupVerdict) -> dict[str, Any]:
+    """A verdict as explain's `group` and simulate's `groups[]` (docs/tools.md)."""
+    return {"group": g.group, "api": g.api, "policy": g.policy, "minCount": g.min_count, "queued": g.queued,
+            "bound": g.bound, "placed": g.placed, "message": g.message,
+            "pods": [{"pod": m.pod, "node": m.node, "fits": m.fits, "message": m.message,
+                      "nodeReasons": m.node_reasons} for m in g.members]}
 
 
 def co_group_name(pod: Pod) -> str | None:
@@ -105,10 +116,19 @@ def evaluate_pod_group(profile: Profile, cache: Cache, groups: PodGroupManager, 
             message = _own_message(r)
         else:
             message = (outcome.unprocessed or status).message()
-        verdict.members.append(MemberVerdict(r.pod_info.key, r.node if fits else None, message, fits))
+        verdict.members.append(MemberVerdict(r.pod_info.key, r.node if fits else None, message, fits,
+                                             node_reasons(r.result)))
         if fits and r.node is not None:
             verdict.fitted.append((r.state, r.pod_info, r.node))
     return verdict
+
+
+def node_reasons(result: object) -> dict[str, str]:
+    """Each node a FitError's diagnosis rejected, with its status's reasons (sorted by node)."""
+    if not isinstance(result, FitError):
+        return {}
+    statuses = result.diagnosis.node_to_status
+    return {name: ", ".join(statuses[name].reasons) or statuses[name].code.name for name in sorted(statuses)}
 
 
 def _own_message(r: PodResult) -> str:
@@ -137,7 +157,8 @@ def evaluate_co_group(profile: Profile, cache: Cache, group: CoPodGroup | None, 
                 verdict.members.append(MemberVerdict(info.key, None, str(exc)))
                 continue
             if isinstance(result, FitError):
-                verdict.members.append(MemberVerdict(info.key, None, result.message()))
+                verdict.members.append(MemberVerdict(info.key, None, result.message(),
+                                                     node_reasons=node_reasons(result)))
                 continue
             node = result.suggested_host
             cache.assume_pod(info, node)

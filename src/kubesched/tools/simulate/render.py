@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from kubesched.tools.groups import GroupVerdict
+from kubesched.tools.groups import group_dict
 from kubesched.tools.simulate.place import Placement
 from kubesched.tools.simulate.run import NodeSummary, Simulation
 
@@ -25,13 +25,6 @@ def to_dict(sim: Simulation) -> dict[str, Any]:
         "groups": [group_dict(g) for g in sim.groups],
         "notes": sim.notes,
     }
-
-
-def group_dict(g: GroupVerdict) -> dict[str, Any]:
-    """A pod group's verdict (also explain's `group`)."""
-    return {"group": g.group, "api": g.api, "policy": g.policy, "minCount": g.min_count, "queued": g.queued,
-            "bound": g.bound, "placed": g.placed, "message": g.message,
-            "pods": [{"pod": m.pod, "node": m.node, "fits": m.fits, "message": m.message} for m in g.members]}
 
 
 def _placement(p: Placement) -> dict[str, Any]:
