@@ -31,13 +31,13 @@ NOBODY = "nobody-runs-this"
 NODES = {"kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3"}
 
 
-def explain(plane: Kube, *args: str) -> subprocess.CompletedProcess[str]:
+def explain(plane: Kube, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kubesched", "explain", f"--kubeconfig={plane.kubeconfig}", *args],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=timeout)
 
 
-def explain_json(plane: Kube, *args: str) -> dict[str, Any]:
-    proc = explain(plane, *args, "-o", "json")
+def explain_json(plane: Kube, *args: str, timeout: float = 60) -> dict[str, Any]:
+    proc = explain(plane, *args, "-o", "json", timeout=timeout)
     assert proc.returncode == 0, proc.stderr
     doc: dict[str, Any] = json.loads(proc.stdout)
     return doc
@@ -156,7 +156,8 @@ def test_a_gang_pod_gets_the_group_verdict_kube_scheduler_writes(gated_plane: Ku
     ns = kube.namespace("explain-gang")
     _gang(kube, ns, NOBODY, 4, 4, "3")
     try:
-        doc = explain_json(kube, "p0", "-n", ns, GATE)
+        # Three runs of the CLI on a shared machine: each gets room for a slow start.
+        doc = explain_json(kube, "p0", "-n", ns, GATE, timeout=180)
         group = doc["group"]
         assert (group["group"], group["api"], group["minCount"], group["queued"], group["bound"], group["placed"]) == (
             f"{ns}/g", "PodGroup", 4, 4, 0, False)
@@ -168,11 +169,11 @@ def test_a_gang_pod_gets_the_group_verdict_kube_scheduler_writes(gated_plane: Ku
         (nowhere,) = [p for p in group["pods"] if not p["fits"]]
         assert nowhere["message"] == "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Insufficient cpu."
         assert set(nowhere["nodeReasons"]) == NODES
-        table = explain(kube, "p0", "-n", ns, GATE)
+        table = explain(kube, "p0", "-n", ns, GATE, timeout=180)
         assert f"GROUP {ns}/g   PodGroup (gang, min 4)   4 queued, 0 bound" in table.stdout
         assert f"group: not placed: {group['message']}" in table.stdout
         # Without the gate the group is only named.
-        alone = explain_json(kube, "p0", "-n", ns)
+        alone = explain_json(kube, "p0", "-n", ns, timeout=180)
         assert alone["group"] is None
         assert any("GenericWorkload=true" in n for n in alone["notes"])
         assert not [p for p in kube.pods(ns) if p["spec"].get("nodeName")]
