@@ -25,7 +25,8 @@ from kubesched.cmd.common import (
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.runtime.profile import ProfileError
 from kubesched.scheduler.sources import ClusterSources
-from kubesched.tools.simulate.expand import Expander, ExpandError, load_documents
+from kubesched.tools.simulate.documents import load_documents
+from kubesched.tools.simulate.expand import Expander, ExpandError
 from kubesched.tools.simulate.render import render_json, render_table
 from kubesched.tools.simulate.run import SimulationError
 from kubesched.tools.simulate.run import simulate as run_simulation

@@ -11,7 +11,8 @@ import click
 import pytest
 
 from kubesched.cmd.simulate import read_manifests
-from kubesched.tools.simulate.expand import MAX_COUNT, MAX_PODS, Expander, ExpandError, alias_expansion_ok
+from kubesched.tools.simulate.documents import alias_expansion_ok
+from kubesched.tools.simulate.expand import MAX_COUNT, MAX_PODS, Expander, ExpandError
 
 
 def laughs(levels: int) -> str:
