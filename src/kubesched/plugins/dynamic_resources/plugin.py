@@ -17,15 +17,15 @@ before the pod is bound.
                 waited for
 
 Pods without claims are skipped at PreFilter. A pod asking for extended resources backed by DRA
-that some node would leave to this plugin stops at PreFilter with a message naming the fields
-(extended.py): kubesched does not create their claim yet. PodGroup claims and node-allocatable
-devices (off by default) are left out.
+gets one more claim, last, made in memory and created in PreBind (extended.py, extended_bind.py).
+PodGroup claims and node-allocatable devices (off by default) are left out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -59,10 +59,21 @@ from kubesched.plugins.dynamic_resources.claims import (
     is_reserved_for_pod,
     pod_claims,
 )
-from kubesched.plugins.dynamic_resources.extended import delegated_requests
-from kubesched.plugins.dynamic_resources.extended import reason as extended_reason
+from kubesched.plugins.dynamic_resources.extended import (
+    CannotFit,
+    NodeClaim,
+    asks_for_dra_extended_resources,
+    class_mapping,
+    find_extended_resource_claim,
+    has_mapped_extended_resource,
+    is_special_claim_name,
+    node_claim,
+    node_extended_resources,
+    special_claim,
+)
+from kubesched.plugins.dynamic_resources.extended_bind import ExtendedClaimWriter
 from kubesched.plugins.dynamic_resources.manager import DraManager
-from kubesched.plugins.dynamic_resources.plugin_state import ClaimInfo, DraState
+from kubesched.plugins.dynamic_resources.plugin_state import ClaimInfo, DraState, NodeAllocation
 from kubesched.plugins.dynamic_resources.prebind import (
     BINDING_POLL_SECONDS,
     ERR_DEVICE_BINDING_TIMEOUT,
@@ -107,7 +118,8 @@ class DynamicResources:
 
     def __init__(self, dra: DraManager, handle: Handle, filter_timeout: float, binding_timeout: float,
                  features: Features | None = None, selectors: SelectorCache | None = None,
-                 now: Callable[[], dt.datetime] = _utc_now) -> None:
+                 now: Callable[[], dt.datetime] = _utc_now,
+                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
         self.dra = dra
         self.handle = handle
         self.filter_timeout = filter_timeout
@@ -116,6 +128,7 @@ class DynamicResources:
         # kube-scheduler keeps the ten most recent CEL compilations across cycles.
         self.selectors = selectors if selectors is not None else CelSelectorCache()
         self.now = now
+        self.new_uid = new_uid
 
     # --- events ------------------------------------------------------------------------------------
 
@@ -150,15 +163,15 @@ class DynamicResources:
         s = DraState()
         state.write(STATE_KEY, s)
         p = pod.pod
-        delegated = delegated_requests(p, self.dra.classes.list, snapshot)
-        if delegated:
-            return None, _unresolvable(extended_reason(delegated))
-        if not p.spec.resource_claims:
-            return None, SKIP
         try:
-            claims = [c for _, c in pod_claims(p, self.dra.claims)]
+            claims = [c for _, c in pod_claims(p, self.dra.claims)] if p.spec.resource_claims else []
         except ClaimError as e:
             return None, _unresolvable(str(e))
+        s.num_user_owned = len(claims)
+        extended = self._pre_filter_extended(pod, s)
+        if extended is not None:
+            claims.append(extended)
+            s.initial_extended_uid = extended.metadata.uid
         if not claims:
             return None, SKIP
         infos = [ClaimInfo() for _ in claims]
@@ -176,6 +189,9 @@ class DynamicResources:
             to_allocate += 1
             if self.dra.claims.pending_allocation(claim.metadata.uid) is not None:
                 return None, _unresolvable(f"resource claim {kobj(claim)} is in the process of being allocated")
+            if claim is extended:
+                # Made without a spec, or stale from an earlier cycle: Filter tells.
+                continue
             status = self._check_requests(claim)
             if status is not None:
                 return None, status
@@ -185,6 +201,19 @@ class DynamicResources:
             s.allocator = Allocator(self.dra.slices.list(), classes, allocated, self.selectors, self.features)
         s.claims, s.infos = claims, infos
         return None, None
+
+    def _pre_filter_extended(self, pod: PodInfo, s: DraState) -> ResourceClaim | None:
+        """preFilterExtendedResources: the claim for the pod's extended resources that a class maps,
+        the one from an earlier cycle or a new one in memory; None when it asks for none."""
+        scalar = pod.requests.scalar
+        if not asks_for_dra_extended_resources(scalar):
+            return None
+        mapping = class_mapping(self.dra.classes.list())
+        if not has_mapped_extended_resource(scalar, mapping):
+            return None
+        s.pod_scalar, s.mapping = dict(scalar), mapping
+        found = find_extended_resource_claim(pod.pod, self.dra.claims.list())
+        return found if found is not None else special_claim(pod.pod, self.new_uid())
 
     def _check_requests(self, claim: ResourceClaim) -> Status | None:
         """Every request's class exists: scheduling cannot go on without it, however the claim
@@ -223,6 +252,12 @@ class DynamicResources:
             return _error(NOT_FOUND)
         if s.empty():
             return None
+        extended, status = self._filter_extended(s, pod.pod, node)
+        if status is not None:
+            return status
+        if extended is None and s.no_user_claim():
+            # Only extended resources, every one in the node's allocatable: NodeResourcesFit's.
+            return None
         unavailable: list[int] = []
         for i, claim in enumerate(s.claims):
             selector = s.infos[i].available_on_nodes
@@ -239,7 +274,9 @@ class DynamicResources:
                         unavailable.append(i)
         allocations: list[AllocationResult] = []
         if s.allocator is not None:
-            to_allocate = [c for _, c in s.to_allocate()]
+            # The extended-resource claim as this node must satisfy it.
+            to_allocate = [extended.claim if extended is not None and s.is_extended(i) else c
+                           for i, c in s.to_allocate()]
             status, found = self._allocate(s.allocator, node, to_allocate)
             if status is not None:
                 return status
@@ -248,8 +285,27 @@ class DynamicResources:
             s.unavailable_claims.update(unavailable)
             return _unresolvable("resourceclaim not available on the node")
         if s.allocator is not None:
-            s.node_allocations[node.name] = allocations
+            s.node_allocations[node.name] = NodeAllocation(
+                allocations, extended.claim if extended is not None else None,
+                extended.mappings if extended is not None else [])
         return None
+
+    def _filter_extended(self, s: DraState, pod: Pod, node: NodeInfo) -> tuple[NodeClaim | None, Status | None]:
+        """filterExtendedResources: the extended-resource claim with the requests this node must
+        satisfy through DRA; None when there is nothing to allocate for it here."""
+        claim = s.extended_claim()
+        if claim is None:
+            return None, None
+        if claim.spec.devices.requests:
+            # From an earlier cycle: PostFilter deletes it and the pod starts anew.
+            return None, _unresolvable("cannot schedule extended resource claim")
+        try:
+            extended = node_extended_resources(s.pod_scalar, node.allocatable.scalar, s.mapping)
+        except CannotFit:
+            return None, _unresolvable("cannot fit resource")
+        if (s.no_user_claim() and not extended) or claim.status.allocation is not None:
+            return None, None
+        return node_claim(claim, pod, extended, s.mapping), None
 
     def _allocate(self, allocator: Allocator, node: NodeInfo,
                   claims: list[ResourceClaim]) -> tuple[Status | None, list[AllocationResult]]:
@@ -297,15 +353,29 @@ class DynamicResources:
         if s.empty():
             return Status(Code.UNSCHEDULABLE)
         uid = pod.pod.metadata.uid
+        extended = s.extended_claim()
+        created = extended is not None and not is_special_claim_name(extended.metadata.name)
         # Upstream picks one at random; the lowest index is as good a choice.
         for i in sorted(s.unavailable_claims):
             claim = s.claims[i]
+            if s.is_extended(i):
+                if created:
+                    break
+                continue
             reserved = claim.status.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].uid == uid):
                 if write:
                     self.handle.spawn(self._deallocate(claim), f"deallocate/{kobj(claim)}")
                 return Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        if extended is not None and created:
+            # Made in an earlier cycle that did not bind the pod: deleted, the pod starts anew.
+            if write:
+                self.handle.spawn(self._extended_writer().delete(extended), f"delete/{kobj(extended)}")
+            return Status(Code.UNSCHEDULABLE, "deletion of ResourceClaim completed")
         return Status(Code.UNSCHEDULABLE)
+
+    def _extended_writer(self) -> ExtendedClaimWriter:
+        return ExtendedClaimWriter(self.handle.resource_claims, self.dra.claims, self.handle.sleep, self.handle.clock)
 
     async def _deallocate(self, claim: ResourceClaim) -> None:
         cleared = _copy_claim(claim)
@@ -326,7 +396,7 @@ class DynamicResources:
         if allocations is None:
             return 0
         try:
-            return compute_score(s.claims, allocations)
+            return compute_score(s.claims, allocations.results)
         except ScoreError as e:
             raise SchedulingError(Status(Code.ERROR, f'running Score plugin "{NAME}": {e}', plugin=NAME)) from None
 
@@ -352,14 +422,20 @@ class DynamicResources:
         if s.empty() or not to_allocate or s.allocator is None:
             # Allocated claims are reserved for real in PreBind: if another pod is faster, it fails.
             return None
-        allocations = s.node_allocations.get(node_name)
+        found = s.node_allocations.get(node_name)
+        allocations = found.results if found is not None else []
         if not allocations:
+            if all(s.is_extended(i) for i, _ in to_allocate):
+                # Only the extended-resource claim, every resource in the node's allocatable.
+                return None
             return _error("claim allocation not found for node")
         if len(allocations) != len(to_allocate):
             return _error(f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to "
                           f"allocate, want {len(to_allocate)} claims")
         for (i, claim), allocation in zip(to_allocate, allocations, strict=True):
             s.infos[i].allocation = allocation
+            if s.is_extended(i) and found is not None and found.extended_claim is not None:
+                claim = found.extended_claim
             allocated = _copy_claim(claim)
             if FINALIZER_DELETE_PROTECTION not in allocated.metadata.finalizers:
                 allocated.metadata.finalizers = [*allocated.metadata.finalizers, FINALIZER_DELETE_PROTECTION]
@@ -372,11 +448,19 @@ class DynamicResources:
         if s is None or s.empty():
             return
         tracker = self.dra.claims
-        for claim in s.claims:
+        for claim in s.claims[:s.num_user_owned]:
             if tracker.maybe_remove_pending_allocation(claim.metadata.uid, False):
                 tracker.restore(claim.metadata.namespace, claim.metadata.name)
             if claim.status.allocation is not None and is_reserved_for_pod(pod.pod, claim):
                 self.handle.spawn(self._unreserve(claim, pod.pod.metadata.uid), f"unreserve/{kobj(claim)}")
+        extended = s.extended_claim()
+        if extended is None:
+            return
+        if tracker.maybe_remove_pending_allocation(s.initial_extended_uid, False):
+            tracker.restore(extended.metadata.namespace, extended.metadata.name)
+        if not is_special_claim_name(extended.metadata.name):
+            # Created in PreBind: deleted, so that no claim is left without its pod bound.
+            self.handle.spawn(self._extended_writer().delete(extended), f"delete/{kobj(extended)}")
 
     async def _unreserve(self, claim: ResourceClaim, uid: str) -> None:
         written = await self.handle.resource_claims.unreserve(claim, uid)
@@ -409,12 +493,26 @@ class DynamicResources:
             if is_reserved_for_pod(p, claim):
                 continue
             allocation = s.infos[i].allocation
+            uid = claim.metadata.uid
             try:
-                s.claims[i] = await binder.bind(claim, allocation, binding_for(p))
+                if s.is_extended(i):
+                    if allocation is None and not claim.spec.devices.requests:
+                        # Every extended resource in the node's allocatable (device plugins).
+                        continue
+                    uid = s.initial_extended_uid
+                    found = s.node_allocations.get(node_name) or NodeAllocation()
+
+                    def created(made: ResourceClaim, i: int = i) -> None:
+                        # Unreserve deletes it if the pod is not bound after all.
+                        s.claims[i] = made
+                    s.claims[i] = await self._extended_writer().bind(
+                        binder, claim, allocation, p, node_name, found, created)
+                else:
+                    s.claims[i] = await binder.bind(claim, allocation, binding_for(p))
             except BindError as e:
                 return _error(str(e))
             if allocation is not None:
-                bound.append(claim.metadata.uid)
+                bound.append(uid)
         status = None
         if self.features.device_binding_and_status and has_binding_conditions(s.claims):
             status = await self._wait_for_binding_conditions(s)
