@@ -13,11 +13,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from kubesched.framework.status import Code, Status
 from kubesched.model.objects import ContainerExtendedResourceRequest
 from kubesched.model.resource import AllocationResult, ResourceClaim
 from kubesched.plugins.dynamic_resources.allocator import Allocator
 from kubesched.plugins.dynamic_resources.extended import ClassMapping
 from kubesched.plugins.helper.node_selector import Selector
+
+NAME = "DynamicResources"
+STATE_KEY = NAME
+# kube-scheduler's fwk.ErrNotFound, from CycleState.Read.
+NOT_FOUND = "not found"
+
+
+def unresolvable(reason: str) -> Status:
+    """statusUnschedulable: upstream rejects as UnschedulableAndUnresolvable throughout."""
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+
+
+def error(reason: str) -> Status:
+    return Status(Code.ERROR, reason)
 
 
 @dataclass(slots=True)
