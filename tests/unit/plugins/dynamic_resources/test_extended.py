@@ -42,6 +42,7 @@ from kubesched.plugins.dynamic_resources.manager import DraManager
 from kubesched.plugins.registry import in_tree_registry
 from tests.builders import make_node, make_pod
 from tests.unit.plugins.dynamic_resources.dra_builders import (
+    ALLOCATED_CLAIM,
     CLASS_NAME,
     DEVICE_CLASS,
     DRIVER,
@@ -49,6 +50,7 @@ from tests.unit.plugins.dynamic_resources.dra_builders import (
     NAMESPACE,
     NODE2_NAME,
     NODE_NAME,
+    PENDING_CLAIM,
     POD_NAME,
     POD_UID,
     WORKER_NODE_SLICE,
@@ -59,6 +61,8 @@ from tests.unit.plugins.dynamic_resources.dra_builders import (
     result,
 )
 from tests.unit.plugins.dynamic_resources.plugin_harness import Case, Result, Want, run
+from tests.unit.plugins.dynamic_resources.test_plugin import in_claim, status_of
+from tests.unit.plugins.dynamic_resources.test_plugin import reserve as reserve_claim
 from tests.unit.scheduling_helpers import schedule
 
 GPU = "example.com/gpu"
@@ -351,7 +355,33 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES)
+# Beyond upstream's cases: a claim of the pod's own and an extended resource, allocated together
+# (the extended-resource claim last, so it gets the next device); and a resource neither in the
+# node's allocatable nor mapped by a class (NodeResourcesFit rejects the node before, in a profile).
+POD_CLAIM_AND_EXT = make_pod(POD_NAME, NAMESPACE).uid(POD_UID) \
+    .resource_claim("my-resource", claim=PENDING_CLAIM.metadata.name).req(example_com__gpu="1").obj()
+POD_UNMAPPED = make_pod(POD_NAME, NAMESPACE).uid(POD_UID).req(example_com__gpu="1", example_com__fpga="1").obj()
+EXT_AFTER_CLAIM = ext_claim(CREATED, R0, devices=("instance-2",))
+MORE_CASES = [
+    pytest.param(Case(POD_CLAIM_AND_EXT, claims=[PENDING_CLAIM], classes=[DEVICE_CLASS_WITH_EXT],
+                      slices=[LARGE_WORKER_NODE_SLICE], want=created(
+                          EXT_AFTER_CLAIM, GPU_STATUS,
+                          reserve=Result(in_flight_claims=[ALLOCATED_CLAIM,
+                                                           named(EXT_AFTER_CLAIM, SPECIAL_CLAIM_IN_MEM_NAME)]),
+                          pre_bind=Result(assumed_claim=timestamped(reserve(EXT_AFTER_CLAIM)),
+                                          added=[timestamped(reserve(EXT_AFTER_CLAIM))],
+                                          changes=in_claim(PENDING_CLAIM.metadata.name,
+                                                           status_of(reserve_claim(ALLOCATED_CLAIM)))))),
+                 id="claim-and-extended-resource"),
+    pytest.param(Case(POD_UNMAPPED, classes=[DEVICE_CLASS_WITH_EXT], slices=[WORKER_NODE_SLICE], want=Want(
+                          filter={NODE_NAME: Result(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                                           "cannot fit resource"))},
+                          post_filter=Result(Status(Code.UNSCHEDULABLE)))),
+                 id="resource-neither-in-allocatable-nor-mapped"),
+]
+
+
+@pytest.mark.parametrize("case", CASES + MORE_CASES)
 def test_plugin(case: Case) -> None:
     run(case)
 
