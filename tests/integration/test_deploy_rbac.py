@@ -37,6 +37,8 @@ ALLOWED = [
     ("resource.k8s.io", "resourceclaims", "", "patch", "some-ns", "some-claim"),
     ("resource.k8s.io", "resourceclaims", "status", "patch", "some-ns", "some-claim"),
     ("resource.k8s.io", "resourceclaims", "binding", "patch", "", ""),
+    ("resource.k8s.io", "resourceclaims", "", "create", "some-ns", ""),  # extended resources backed by DRA
+    ("resource.k8s.io", "resourceclaims", "", "delete", "some-ns", "some-claim"),
     ("", "pods", "binding", "create", "some-ns", "some-pod"),
     ("", "pods", "status", "patch", "some-ns", "some-pod"),
     ("", "pods", "", "delete", "some-ns", "some-pod"),
@@ -77,7 +79,7 @@ DENIED = [
     ("coordination.k8s.io", "leases", "", "update", "kube-system", "kube-scheduler"),
     ("coordination.k8s.io", "leases", "", "create", "default", ""),
     ("resource.k8s.io", "resourceclaims", "", "update", "some-ns", "some-claim"),  # patched, never PUT
-    ("resource.k8s.io", "resourceclaims", "", "create", "some-ns", ""),
+    ("resource.k8s.io", "resourceclaims", "", "deletecollection", "some-ns", ""),
     ("resource.k8s.io", "resourceslices", "", "patch", "", "some-slice"),
 ]
 

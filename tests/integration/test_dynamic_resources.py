@@ -18,10 +18,11 @@ devices already allocated to another claim, firstAvailable (the first subrequest
 second does), one ResourceClaim shared by two pods, and a waiting pod bound once the pod holding the
 device is deleted (timed for both).
 
-Last, a DeviceClass with extendedResourceName: kube-scheduler places a pod asking for that resource
-in plain `resources.requests` on the node with such a device (the nodes' allocatable lacks it) and
-makes a claim for it; kubesched, which does not make that claim yet, keeps the pod Pending with a
-message naming the field.
+Last, a DeviceClass with extendedResourceName (selecting the "l4" devices on dra-b): a pod asking
+for that resource in plain `resources.requests` (the nodes' allocatable lacks it) goes to dra-b and
+gets a claim made for it, compared on node, the claim (annotation, owner, generated name, requests)
+with the device it got, and the pod's status.extendedResourceClaimStatus; with both l4 devices held
+by another pod, one more stays Pending with kube-scheduler's whole message.
 """
 
 from __future__ import annotations
@@ -364,25 +365,65 @@ def test_deleting_the_holder_frees_the_device_for_a_waiting_pod(dra_plane: Kube)
           f"kubesched {took['ours']:.1f} s")
 
 
-def test_extended_resource_backed_by_dra_stops_kubesched_with_the_field_named(dra_plane: Kube) -> None:
-    kube = dra_plane
-    pods = {}
-    for name, scheduler in (("ref-ext", None), ("ours-ext", KUBESCHED)):
-        m = pod_manifest(name, scheduler)
-        m["spec"]["containers"][0]["resources"] = {"requests": {EXT_RESOURCE: "1"}, "limits": {EXT_RESOURCE: "1"}}
-        create_pod(kube, NS, m)
-        pods[name] = m
-    assert wait_bound(kube, NS, "ref-ext", timeout=60) == NODE_B, "scenario broken: kube-scheduler did not delegate"
-    ref_status = wait_for("kube-scheduler's extendedResourceClaimStatus", lambda: get_pod(kube, NS, "ref-ext").get(
+def _ext_pod(name: str, scheduler: str | None, count: str = "1") -> dict[str, Any]:
+    m = pod_manifest(name, scheduler)
+    m["spec"]["containers"][0]["resources"] = {"requests": {EXT_RESOURCE: count}, "limits": {EXT_RESOURCE: count}}
+    return m
+
+
+def _ext_claim(kube: Kube, pod: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pod's status.extendedResourceClaimStatus and its claim, once allocated and reserved."""
+    status = wait_for(f"{pod}'s extendedResourceClaimStatus", lambda: get_pod(kube, NS, pod).get(
         "status", {}).get("extendedResourceClaimStatus"))
-    print(f"kube-scheduler's pod status.extendedResourceClaimStatus: {ref_status}")
-    claim = kube.get(f"{DRA}/namespaces/{NS}/resourceclaims/{ref_status['resourceClaimName']}")
-    print(f"kube-scheduler's claim for it: {claim['spec']} {claim['status']}")
-    want = ("0/2 nodes are available: pod requests extended resources backed by DRA, which kubesched does not "
-            f"allocate yet: spec.containers[0].resources.requests[{EXT_RESOURCE}] (DeviceClass {EXT_CLASS}).")
-    def message() -> str:
-        return str((scheduled_condition(get_pod(kube, NS, "ours-ext")) or {}).get("message") or "")
-    poll(lambda: message().startswith(want), timeout=30)
-    assert message().startswith(want), message()
-    assert get_pod(kube, NS, "ours-ext")["spec"].get("nodeName") is None
+    path = f"{DRA}/namespaces/{NS}/resourceclaims/{status['resourceClaimName']}"
+    claim = wait_for(f"{pod}'s claim reserved",
+                     lambda: (c := kube.get(path)).get("status", {}).get("reservedFor") and c)
+    return status, claim
+
+
+def _made_for(kube: Kube, pod: str, node: str) -> dict[str, Any]:
+    """What a scheduler made of an extended-resource pod, its own name written as <pod>."""
+    status, claim = _ext_claim(kube, pod)
+    meta = claim["metadata"]
+    assert status["resourceClaimName"].startswith(f"{pod}-extended-resources-"), status
+    owners = [(o["kind"], o["name"], o.get("controller")) for o in meta.get("ownerReferences", [])]
+    return {"node": node, "devices": _devices(claim), "requests": claim["spec"]["devices"]["requests"],
+            "generateName": meta.get("generateName", "").replace(pod, "<pod>"),
+            "annotations": meta.get("annotations"), "owners": [(k, n.replace(pod, "<pod>"), c) for k, n, c in owners],
+            "finalizers": meta.get("finalizers"), "reservedFor": [r["name"].replace(pod, "<pod>")
+                                                                  for r in claim["status"]["reservedFor"]],
+            "nodeSelector": claim["status"]["allocation"].get("nodeSelector"),
+            "mappings": status["requestMappings"]}
+
+
+def test_extended_resource_backed_by_dra_gets_the_device_on_the_node_with_the_slice(dra_plane: Kube) -> None:
+    kube = dra_plane
+    got = []
+    for name, scheduler in (("ref-ext", None), ("ours-ext", KUBESCHED)):
+        create_pod(kube, NS, _ext_pod(name, scheduler))
+        node = wait_bound(kube, NS, name, timeout=60)
+        got.append(_made_for(kube, name, node))
+        claim = get_pod(kube, NS, name)["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+        delete_pod_now(kube, NS, name)
+        # The garbage collector deletes the claim its pod owned.
+        _wait_gone(kube, f"{DRA}/namespaces/{NS}/resourceclaims/{claim}")
+    print(f"kube-scheduler made: {got[0]}")
+    assert got[1] == got[0], f"kubesched {got[1]}\n  kube-scheduler {got[0]}"
+    assert (got[0]["node"], got[0]["devices"]) == (NODE_B, [_result(NODE_B, "b-0", "container-0-request-0")]), \
+        "scenario broken"
+
+
+def test_extended_resource_with_no_device_left(dra_plane: Kube) -> None:
+    kube = dra_plane
+    # kube-scheduler's holder takes both l4 devices.
+    create_pod(kube, NS, _ext_pod("ext-holder", None, "2"))
+    assert wait_bound(kube, NS, "ext-holder", timeout=60) == NODE_B
+    _, held = _ext_claim(kube, "ext-holder")
+    assert sorted(d["device"] for d in _devices(held)) == ["b-0", "b-1"], "scenario broken"
+    message = compare_failure_message(kube, NS, _ext_pod("ref-ext-none", None), _ext_pod("ours-ext-none", KUBESCHED),
+                                      ("cannot allocate all claims",), timeout=30)
+    print(f"kube-scheduler's message: {message}")
+    # No claim is left for a pod that was not bound.
+    claims = [c["metadata"]["name"] for c in kube.get(f"{DRA}/namespaces/{NS}/resourceclaims")["items"]]
+    assert not [c for c in claims if c.startswith("ours-ext-none")], claims
     _delete_all(kube)

@@ -6,6 +6,10 @@ Update becomes a JSON merge patch of exactly what the plugin changed (the finali
 allocation and reservedFor) carrying the resourceVersion it decided on: the apiserver then refuses
 it with 409 Conflict when the claim changed meanwhile, as it refuses kube-scheduler's Update, and
 the plugin reads the claim again and retries as kube-scheduler does.
+
+The claim for a pod's extended resources backed by DRA is the one kube-scheduler creates (a POST of
+its metadata and spec) and deletes; the pod's status.extendedResourceClaimStatus is written with a
+strategic merge patch of pods/status, as kube-scheduler's PatchPodStatus writes it.
 """
 
 from __future__ import annotations
@@ -16,9 +20,17 @@ import msgspec
 
 from kubesched.api.client import MERGE_PATCH, STRATEGIC_MERGE_PATCH, ApiClient
 from kubesched.api.errors import ApiConnectionError, ApiError
+from kubesched.api.pod_status import patch_pod_status
 from kubesched.framework.handle import WriteFailure
 from kubesched.model.decode import TolerantDecoder
-from kubesched.model.resource import AllocationResult, ResourceClaim, ResourceClaimConsumerReference
+from kubesched.model.objects import Pod, PodExtendedResourceClaimStatus
+from kubesched.model.resource import (
+    AllocationResult,
+    ClaimMeta,
+    ResourceClaim,
+    ResourceClaimConsumerReference,
+    ResourceClaimSpec,
+)
 
 _CLAIM = TolerantDecoder(ResourceClaim)
 
@@ -62,6 +74,34 @@ def unreserve_patch(claim: ResourceClaim, uid: str) -> bytes:
                                 "status": {"reservedFor": [{"$patch": "delete", "uid": uid}]}})
 
 
+class _NewClaim(msgspec.Struct, rename="camel"):
+    api_version: str
+    kind: str
+    metadata: ClaimMeta
+    spec: ResourceClaimSpec
+
+
+def create_body(claim: ResourceClaim) -> bytes:
+    """The claim as created: no name, uid, resourceVersion or status (the apiserver sets them)."""
+    m = claim.metadata
+    meta = ClaimMeta(namespace=m.namespace, generate_name=m.generate_name, labels=dict(m.labels),
+                     annotations=dict(m.annotations), owner_references=list(m.owner_references),
+                     finalizers=list(m.finalizers))
+    return msgspec.json.encode(_NewClaim("resource.k8s.io/v1", "ResourceClaim", meta, claim.spec))
+
+
+class _ExtendedStatus(msgspec.Struct, rename="camel"):
+    extended_resource_claim_status: PodExtendedResourceClaimStatus
+
+
+class _PodStatusPatch(msgspec.Struct):
+    status: _ExtendedStatus
+
+
+def extended_status_patch(status: PodExtendedResourceClaimStatus) -> bytes:
+    return msgspec.json.encode(_PodStatusPatch(_ExtendedStatus(status)))
+
+
 def _path(namespace: str, name: str, subresource: str = "") -> str:
     path = f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{name}"
     return f"{path}/{subresource}" if subresource else path
@@ -88,6 +128,32 @@ class ResourceClaimApi:
         m = claim.metadata
         return await self._call("PATCH", _path(m.namespace, m.name, "status"), unreserve_patch(claim, uid),
                                 STRATEGIC_MERGE_PATCH)
+
+    async def create(self, claim: ResourceClaim) -> ResourceClaim | WriteFailure:
+        path = f"/apis/resource.k8s.io/v1/namespaces/{claim.metadata.namespace}/resourceclaims"
+        return await self._call("POST", path, create_body(claim), "application/json")
+
+    async def delete(self, namespace: str, name: str) -> WriteFailure | None:
+        path = _path(namespace, name)
+        try:
+            resp = await self.client.request("DELETE", path)
+        except ApiConnectionError as e:
+            return WriteFailure(0, str(e))
+        if resp.ok or resp.status == 404:
+            return None
+        refused = ApiError.from_response(resp.status, resp.body, method="DELETE", path=path)
+        return WriteFailure(refused.status, refused.message or str(refused))
+
+    async def set_extended_resource_claim_status(self, pod: Pod,
+                                                 status: PodExtendedResourceClaimStatus) -> WriteFailure | None:
+        try:
+            await patch_pod_status(self.client, pod.metadata.namespace, pod.metadata.name,
+                                   extended_status_patch(status))
+        except ApiConnectionError as e:
+            return WriteFailure(0, str(e))
+        except ApiError as e:
+            return WriteFailure(e.status, e.message or str(e))
+        return None
 
     async def _call(self, method: str, path: str, body: bytes | None,
                     content_type: str) -> ResourceClaim | WriteFailure:

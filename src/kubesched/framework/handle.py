@@ -19,7 +19,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.framework.waiting import WaitingPods
-from kubesched.model.objects import Job, Node, Pod
+from kubesched.model.objects import Job, Node, Pod, PodExtendedResourceClaimStatus
 from kubesched.model.resource import ResourceClaim
 from kubesched.model.storage import PersistentVolume, PersistentVolumeClaim
 
@@ -83,6 +83,20 @@ class ResourceClaimWrites(Protocol):
         strategic merge patch)."""
         ...
 
+    async def create(self, claim: ResourceClaim) -> ResourceClaim | WriteFailure:
+        """The claim for a pod's extended resources backed by DRA created (metadata and spec; its
+        name generated from metadata.generateName)."""
+        ...
+
+    async def delete(self, namespace: str, name: str) -> WriteFailure | None:
+        """The claim deleted; one already gone is no failure."""
+        ...
+
+    async def set_extended_resource_claim_status(self, pod: Pod,
+                                                 status: PodExtendedResourceClaimStatus) -> WriteFailure | None:
+        """The pod's status.extendedResourceClaimStatus written (a strategic merge patch of pods/status)."""
+        ...
+
 
 class NoClaimWrites:
     async def get(self, namespace: str, name: str) -> ResourceClaim | WriteFailure:
@@ -95,6 +109,16 @@ class NoClaimWrites:
         return _CANNOT_WRITE
 
     async def unreserve(self, claim: ResourceClaim, uid: str) -> ResourceClaim | WriteFailure:
+        return _CANNOT_WRITE
+
+    async def create(self, claim: ResourceClaim) -> ResourceClaim | WriteFailure:
+        return _CANNOT_WRITE
+
+    async def delete(self, namespace: str, name: str) -> WriteFailure | None:
+        return _CANNOT_WRITE
+
+    async def set_extended_resource_claim_status(self, pod: Pod,
+                                                 status: PodExtendedResourceClaimStatus) -> WriteFailure | None:
         return _CANNOT_WRITE
 
 

@@ -31,6 +31,8 @@ TOLERATION_OP_EQUAL = "Equal"
 ALLOCATION_RESULTS_MAX_SIZE = 32
 # The finalizer kube-scheduler puts on a claim it allocates.
 FINALIZER_DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
+# The claim kube-scheduler makes for a pod's extended resources backed by DRA has it "true".
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 # AllocationConfigSource
 CONFIG_SOURCE_CLASS = "FromClass"
 CONFIG_SOURCE_CLAIM = "FromClaim"
@@ -43,6 +45,8 @@ class ClaimMeta(ObjectMeta, gc=False, omit_defaults=True):
     read (other kinds leave them out to keep every pod smaller)."""
 
     finalizers: list[str] = []
+    # Set only on the claim kube-scheduler makes for a pod's extended resources backed by DRA.
+    generate_name: str = ""
 
 
 # --- shared pieces ---------------------------------------------------------------------------------

@@ -64,7 +64,8 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
     scheduler's storage informers); without it none exists.
     DefaultPreemption reads PodDisruptionBudgets from `pdbs` (the scheduler's PDB informer); without
     it no victim breaks a budget. DynamicResources reads ResourceClaims, ResourceSlices and
-    DeviceClasses from `dra` (fed by the scheduler's informers); without it none exists.
+    DeviceClasses from `dra` (fed by the scheduler's informers), and NodeResourcesFit its
+    DeviceClasses for extended resources backed by DRA; without it none exists.
     Coscheduling (off by default) reads scheduler-plugins' PodGroups from `co_pod_groups` (an
     informer the scheduler starts only when a profile enables it)."""
     return Registry([
@@ -75,7 +76,8 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
         PluginSpec(taint_toleration.NAME, taint_toleration.new),
         PluginSpec(node_affinity.NAME, node_affinity.new, args_parser=node_affinity_args.parse_node_affinity),
         PluginSpec(node_ports.NAME, node_ports.new),
-        PluginSpec(node_resources_fit.NAME, node_resources_fit.new,
+        PluginSpec(node_resources_fit.NAME, functools.partial(
+            node_resources_fit.new, classes=(lambda: dra.classes.list()) if dra is not None else None),
                    args_parser=resource_args.parse_node_resources_fit),
         PluginSpec(balanced_allocation.NAME, balanced_allocation.new,
                    args_parser=resource_args.parse_balanced_allocation),

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from kubesched.config import load
+from kubesched.model.objects import ObjectMeta
+from kubesched.model.resource import DeviceClass, DeviceClassSpec
 from kubesched.tools.simulate.claims import POD_CLAIM_NAME_ANNOTATION, generate_name
 from kubesched.tools.simulate.expand import Expander
 from kubesched.tools.simulate.run import simulate
@@ -121,3 +123,20 @@ def test_a_template_not_given_leaves_the_pod_waiting_for_its_claim() -> None:
 ])
 def test_generate_name(pod: str, claim: str, want: str) -> None:
     assert generate_name(pod, claim) == want
+
+
+def test_pods_asking_for_an_extended_resource_backed_by_dra() -> None:
+    """A DeviceClass with extendedResourceName: each pod asking for it in plain resources.requests
+    takes a device of a node with one in flight (no node lists it in allocatable), the third none."""
+    state = decode(_snapshot_file(), "cluster.json")
+    state.objects["deviceclasses"] = [DeviceClass(ObjectMeta(name=CLASS_NAME),
+                                                  DeviceClassSpec(extended_resource_name="example.com/gpu"))]
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"e{i}"},
+             "spec": {"containers": [{"name": "c", "image": "x", "resources": {
+                 "requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}]}} for i in (1, 2, 3)]
+    sim = simulate(CONFIG, state, Expander(NS, now=lambda: 0.0).expand(pods))
+    first, second, third = sim.placements
+    assert {first.node, second.node} == {"a", "b"}, sim.placements
+    assert third.node is None
+    assert third.message == ("0/3 nodes are available: 3 cannot allocate all claims. preemption: 0/3 nodes are "
+                             "available: 3 Preemption is not helpful for scheduling.")

@@ -17,25 +17,21 @@ driver and name (pools with binding conditions last), their slices by name, the 
 each next device of a request searched from after the previous one. The first complete assignment
 wins. The opaque configs of the classes and the claim are carried into each allocation, as
 upstream's are.
+
+A run's data is in run_data.py, its checks of a device in device_choice.py and its results in
+claim_results.py.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
 
 from kubesched.model.resource import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
     ALLOCATION_RESULTS_MAX_SIZE,
-    CONFIG_SOURCE_CLAIM,
-    CONFIG_SOURCE_CLASS,
-    Device,
-    DeviceAllocationConfiguration,
     DeviceClass,
-    DeviceSelector,
     ResourceClaim,
     ResourceSlice,
 )
@@ -43,10 +39,11 @@ from kubesched.plugins.dynamic_resources.capacity import (
     CapacityError,
     ConsumedCapacity,
     cmp_request_over_capacity,
-    consumed_capacity_from_request,
 )
+from kubesched.plugins.dynamic_resources.claim_results import _ClaimResults
 from kubesched.plugins.dynamic_resources.constraints import Constraint, new_constraint
 from kubesched.plugins.dynamic_resources.counters import CounterTracker
+from kubesched.plugins.dynamic_resources.device_choice import _DeviceChoice
 from kubesched.plugins.dynamic_resources.pools import (
     AllocatorError,
     DeviceID,
@@ -54,14 +51,16 @@ from kubesched.plugins.dynamic_resources.pools import (
     NodeView,
     Pool,
     gather_pools,
-    node_matches,
 )
-from kubesched.plugins.dynamic_resources.results import allocation_node_selector
+from kubesched.plugins.dynamic_resources.run_data import (
+    Key,
+    _DeviceWithID,
+    _MaxSizeExceeded,
+    _RequestData,
+    _Result,
+)
 from kubesched.plugins.dynamic_resources.selectors import (
-    CelDevice,
     SelectorCache,
-    SelectorCompileError,
-    SelectorRuntimeError,
 )
 from kubesched.plugins.dynamic_resources.state import (
     AllocatedState,
@@ -73,50 +72,9 @@ from kubesched.plugins.dynamic_resources.state import (
     exact_request,
     sub_requests,
 )
-from kubesched.plugins.dynamic_resources.taints import taint_prevents_allocation
 
 __all__ = ["AllocatedState", "Allocator", "AllocatorError", "ClaimAllocation", "DeviceID", "DeviceResult",
            "Features", "NodeAllocationError", "NodeView"]
-
-
-@dataclass(slots=True)
-class _DeviceWithID:
-    id: DeviceID
-    device: Device
-    slice: ResourceSlice
-    pool: Pool
-
-
-@dataclass(slots=True)
-class _RequestData:
-    request: Request
-    parent: Request | None
-    device_class: DeviceClass | None = None
-    num_devices: int = 0
-    # The subrequest picked (kept on the first subrequest's entry, as upstream does; upstream reads it
-    # only to copy class config into the result, which kubesched does not write).
-    selected_sub_request_index: int = 0
-    all_devices: list[_DeviceWithID] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Result:
-    request: str
-    parent_request: str
-    id: DeviceID
-    device: Device
-    slice: ResourceSlice
-    request_data: _RequestData
-    share_id: str | None = None
-    consumed_capacity: dict[str, Decimal] = field(default_factory=dict)
-    admin_access: bool | None = None
-
-
-class _MaxSizeExceeded(Exception):
-    """errAllocationResultMaxSizeExceeded: unwinds to the next subrequest or claim boundary."""
-
-
-Key = tuple[int, int, int]  # claim, request, subrequest
 
 
 class Allocator:
@@ -152,8 +110,10 @@ class Allocator:
         return run.allocate()
 
 
-class _Run:
+class _Run(_DeviceChoice, _ClaimResults):
     """The `allocator` of one Allocate call."""
+
+    a: Allocator
 
     def __init__(self, a: Allocator, node: NodeView, claims: Sequence[ResourceClaim]) -> None:
         self.a = a
@@ -368,260 +328,3 @@ class _Run:
                         return True
                     undo()
         return False
-
-    def _is_selectable(self, key: Key, data: _RequestData, s: ResourceSlice, device: Device) -> bool:
-        if not self.features.device_binding_and_status and device.binding_conditions:
-            return False
-        device_id = DeviceID(s.spec.driver, s.spec.pool.name, device.name)
-        cache_key = (device_id, key)
-        cached = self.matches.get(cache_key)
-        if cached is not None:
-            return cached
-        match = True
-        if data.device_class is not None:
-            match = self._selectors_match(key, device, device_id, data.device_class, data.device_class.spec.selectors)
-        if match:
-            match = self._selectors_match(key, device, device_id, None, data.request.selectors)
-        if match and s.spec.per_device_node_selection:
-            match = node_matches(self.node, device.node_name or "", bool(device.all_nodes), device.node_selector)
-        self.matches[cache_key] = match
-        return match
-
-    def _selectors_match(self, key: Key, device: Device, device_id: DeviceID, device_class: DeviceClass | None,
-                         selectors: list[DeviceSelector]) -> bool:
-        who = f"class {device_class.metadata.name}" if device_class is not None else \
-            f"claim {claim_key(self.claims[key[0]])}"
-        for i, selector in enumerate(selectors):
-            if selector.cel is None:
-                raise AllocatorError(f"{who}: selector #{i}: CEL expression empty (unsupported selector type?)")
-            compiled = self.a.selectors.get(selector.cel.expression)
-            if isinstance(compiled, SelectorCompileError):
-                raise AllocatorError(f"{who}: selector #{i}: CEL compile error: {compiled}")
-            try:
-                matches = compiled(CelDevice(device_id.driver, device.allow_multiple_allocations,
-                                             device.attributes, device.capacity))
-            except SelectorRuntimeError as e:
-                raise AllocatorError(f"{who}: selector #{i} on device {device_id}: CEL runtime error: {e}") from None
-            if not matches:
-                return False
-        return True
-
-    def _capacity_fits(self, claim: ResourceClaim, data: _RequestData, device_id: DeviceID, device: Device,
-                       verb: str = "checking") -> bool:
-        try:
-            return cmp_request_over_capacity(self.a.allocated.aggregated_capacity.get(device_id, {}),
-                                             data.request.capacity_requests, device.capacity,
-                                             self.allocating_capacity.get(device_id, {}),
-                                             self.features.fractional_capacity_range)
-        except CapacityError as e:
-            raise AllocatorError(f"claim {claim_key(claim)}, request {data.request.name}: {verb} capacity for "
-                                 f"device {device_id}: {e}") from None
-
-    def _device_in_use(self, device_id: DeviceID) -> bool:
-        return device_id in self.a.allocated.allocated_devices or bool(self.allocating_devices.get(device_id))
-
-    def _device_capacity_in_use(self, device_id: DeviceID) -> bool:
-        allocated = self.a.allocated
-        return (device_id in allocated.aggregated_capacity
-                or any(d == device_id for d, _ in allocated.allocated_shared_device_ids)
-                or device_id in self.allocating_capacity)
-
-    def _allocate_device(self, ci: int, ri: int, si: int, d: _DeviceWithID,
-                         must: bool) -> tuple[bool, Callable[[], None]]:
-        """allocateDevice: (allocated, undo)."""
-        claim = self.claims[ci]
-        data = self.request_data[(ci, ri, si)]
-        request = data.request
-        device = d.device
-        multi = self.features.consumable_capacity and device.allow_multiple_allocations is True
-        if not multi and request.admin_access and ci in self.allocating_devices.get(d.id, ()):
-            return False, _nothing
-        if not request.admin_access and self._device_in_use(d.id):
-            return False, _nothing
-        if not self.features.partitionable_devices and device.consumes_counters:
-            return False, _nothing
-        skip_counter_check = multi and self._device_capacity_in_use(d.id)
-        counters_reserved = False
-        if not skip_counter_check and device.consumes_counters:
-            if not self.counters.reserve(d.pool, device):
-                return False, _nothing
-            counters_reserved = True
-        if data.parent is None:
-            base_name, sub_name = request.name, ""
-        else:
-            base_name, sub_name = data.parent.name, request.name
-        previous_results = len(self.results[ci])
-        constraints_added = 0
-        device_marked = False
-        capacity_inserted: ConsumedCapacity | None = None
-        capacity_entry_existed = False
-        result_added = False
-
-        def rollback() -> None:
-            if result_added:
-                del self.results[ci][previous_results:]
-            if capacity_inserted is not None:
-                self._remove_allocating_capacity(d.id, capacity_inserted, capacity_entry_existed)
-            if device_marked:
-                self.allocating_devices[d.id].discard(ci)
-            for i in range(constraints_added - 1, -1, -1):
-                self.constraints[ci][i].remove(base_name, sub_name, device, d.id)
-            if counters_reserved:
-                self.counters.release(d.pool, device)
-
-        if self.features.device_taints and taint_prevents_allocation(device.taints, request.tolerations):
-            rollback()
-            return False, _nothing
-        for constraint in self.constraints[ci]:
-            if not constraint.add(base_name, sub_name, device, d.id):
-                rollback()
-                if must:
-                    raise AllocatorError(f"claim {claim_key(claim)}, request {request.name}: cannot add device "
-                                         f"{d.id} because a claim constraint would not be satisfied")
-                return False, _nothing
-            constraints_added += 1
-        if not multi:
-            self.allocating_devices.setdefault(d.id, set()).add(ci)
-            device_marked = True
-        consumed: dict[str, Decimal] = {}
-        share_id: str | None = None
-        if self.features.consumable_capacity:
-            try:
-                fits = self._capacity_fits(claim, data, d.id, device, "rechecking")
-            except AllocatorError:
-                rollback()
-                raise
-            if not fits:
-                rollback()
-                return False, _nothing
-            if multi:
-                try:
-                    consumed = consumed_capacity_from_request(request.capacity_requests, device.capacity,
-                                                              self.features.fractional_capacity_range)
-                except CapacityError as e:
-                    rollback()
-                    raise AllocatorError(f"claim {claim_key(claim)}, request {request.name}: computing consumed "
-                                         f"capacity for device {d.id}: {e}") from None
-                share_id = self.a.new_share_id()
-                capacity_entry_existed = d.id in self.allocating_capacity
-                self._insert_allocating_capacity(d.id, consumed)
-                capacity_inserted = consumed
-        self.results[ci].append(_Result(
-            request=request.name, parent_request=base_name if sub_name else "", id=d.id, device=device,
-            slice=d.slice, request_data=data, share_id=share_id, consumed_capacity=dict(consumed),
-            admin_access=True if request.admin_access else None))
-        result_added = True
-        return True, rollback
-
-    def _insert_allocating_capacity(self, device_id: DeviceID, consumed: ConsumedCapacity) -> None:
-        current = self.allocating_capacity.setdefault(device_id, {})
-        for name, amount in consumed.items():
-            current[name] = current.get(name, Decimal(0)) + amount
-
-    def _remove_allocating_capacity(self, device_id: DeviceID, consumed: ConsumedCapacity, existed: bool) -> None:
-        current = self.allocating_capacity.get(device_id)
-        if current is None:
-            return
-        for name, amount in consumed.items():
-            if name in current:
-                current[name] -= amount
-        if all(v == 0 for v in current.values()):
-            del self.allocating_capacity[device_id]
-            if existed:
-                # An entry that was there before this device's insert stays, if only empty: it still
-                # counts as "capacity in use" (upstream's rollbackDevice).
-                self.allocating_capacity[device_id] = {}
-
-    # --- the result -------------------------------------------------------------------------------
-
-    def _claim_result(self, ci: int) -> ClaimAllocation:
-        out: list[DeviceResult] = []
-        for r in self.results[ci]:
-            data = r.request_data
-            out.append(DeviceResult(
-                request=r.request if not r.parent_request else f"{r.parent_request}/{r.request}",
-                driver=r.id.driver, pool=r.id.pool, device=r.id.device, admin_access=r.admin_access,
-                tolerations=list(data.request.tolerations), share_id=r.share_id,
-                consumed_capacity=r.consumed_capacity,
-                capacity_sources=_capacity_sources(r.consumed_capacity, data.request, r.device),
-                binding_conditions=list(r.device.binding_conditions or []) if self.features.device_binding_and_status
-                else [],
-                binding_failure_conditions=list(r.device.binding_failure_conditions)
-                if self.features.device_binding_and_status else []))
-        picked = [(r.slice, r.device) for r in self.results[ci]]
-        return ClaimAllocation(out, allocation_node_selector(picked, self.node.name, self.claims[ci].metadata.name),
-                               self._claim_config(ci))
-
-    def _selected(self, ci: int, ri: int) -> _RequestData:
-        """The request's data, or for a firstAvailable request its chosen subrequest's."""
-        data = self.request_data[(ci, ri, 0)]
-        if data.parent is not None:
-            data = self.request_data[(ci, ri, data.selected_sub_request_index)]
-        return data
-
-    def _claim_config(self, ci: int) -> list[DeviceAllocationConfiguration]:
-        """The class configs of the requests' classes (each class's once, naming every request of
-        it), then the claim's configs that name an allocated request; a config naming every request
-        names none ("all")."""
-        claim = self.claims[ci]
-        requests = claim.spec.devices.requests
-        config: list[DeviceAllocationConfiguration] = []
-        class_ranges: dict[str, tuple[int, int]] = {}
-        for ri in range(len(requests)):
-            data = self._selected(ci, ri)
-            cls = data.device_class
-            if cls is None:
-                continue
-            name = _request_name(data)
-            found = class_ranges.get(cls.metadata.name)
-            if found is not None:
-                for i in range(*found):
-                    config[i].requests.append(name)
-                continue
-            start = len(config)
-            config.extend(DeviceAllocationConfiguration(CONFIG_SOURCE_CLASS, [name], c.opaque)
-                          for c in cls.spec.config)
-            class_ranges[cls.metadata.name] = (start, len(config))
-        for c in claim.spec.devices.config:
-            if not c.requests:
-                config.append(DeviceAllocationConfiguration(CONFIG_SOURCE_CLAIM, [], c.opaque))
-                continue
-            for ri, request in enumerate(requests):
-                if request.name in c.requests:
-                    config.append(DeviceAllocationConfiguration(CONFIG_SOURCE_CLAIM, list(c.requests), c.opaque))
-                    break
-                data = self._selected(ci, ri)
-                if data.parent is not None and _request_name(data) in c.requests:
-                    config.append(DeviceAllocationConfiguration(CONFIG_SOURCE_CLAIM, list(c.requests), c.opaque))
-                    break
-        for entry in config:
-            if entry.requests and all(
-                    request.name in entry.requests or _request_name(self._selected(ci, ri)) in entry.requests
-                    for ri, request in enumerate(requests)):
-                entry.requests = []
-        return config
-
-
-def _capacity_sources(consumed: Mapping[str, Decimal], request: Request, device: Device) -> dict[str, str]:
-    """For each consumed capacity, the quantity text it was computed from (the request's, the
-    policy's default, or the device's capacity): its format is the one a Go Quantity keeps."""
-    out: dict[str, str] = {}
-    requests = request.capacity_requests or {}
-    for name in consumed:
-        cap = device.capacity.get(name)
-        policy = cap.request_policy if cap is not None else None
-        if name in requests:
-            out[name] = requests[name]
-        elif policy is not None and policy.default is not None:
-            out[name] = policy.default
-        elif cap is not None:
-            out[name] = cap.value
-    return out
-
-
-def _request_name(data: _RequestData) -> str:
-    return data.request.name if data.parent is None else f"{data.parent.name}/{data.request.name}"
-
-
-def _nothing() -> None:
-    pass

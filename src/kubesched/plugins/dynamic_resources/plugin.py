@@ -16,33 +16,32 @@ before the pod is bound.
     PreBind     finalizer, allocation and reservation written (prebind.py), then binding conditions
                 waited for
 
+PostFilter, Reserve, Unreserve and PreBind are in binding.py.
+
 Pods without claims are skipped at PreFilter. A pod asking for extended resources backed by DRA
-that some node would leave to this plugin stops at PreFilter with a message naming the fields
-(extended.py): kubesched does not create their claim yet. PodGroup claims and node-allocatable
-devices (off by default) are left out.
+gets one more claim, last, made in memory and created in PreBind (extended.py, extended_bind.py).
+PodGroup claims and node-allocatable devices (off by default) are left out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import msgspec
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from kubesched.framework.fit_error import FitError
 from kubesched.framework.handle import Handle
-from kubesched.framework.interface import MAX_NODE_SCORE, PreBindPreFlightResult, PreFilterResult, Scores
+from kubesched.framework.interface import MAX_NODE_SCORE, PreFilterResult, Scores
 from kubesched.framework.normalize import default_normalize_score
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, SchedulingError, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Pod
-from kubesched.model.resource import FINALIZER_DELETE_PROTECTION, AllocationResult, ResourceClaim
+from kubesched.model.resource import AllocationResult, ResourceClaim
 from kubesched.plugins.dynamic_resources import hints
 from kubesched.plugins.dynamic_resources.allocator import Allocator, AllocatorError, NodeAllocationError, NodeView
 from kubesched.plugins.dynamic_resources.args import (
@@ -51,26 +50,40 @@ from kubesched.plugins.dynamic_resources.args import (
     parse_args,
     seconds,
 )
+from kubesched.plugins.dynamic_resources.binding import ReserveAndBind
 from kubesched.plugins.dynamic_resources.cel.cache import CelSelectorCache
 from kubesched.plugins.dynamic_resources.claims import (
     ClaimError,
-    binding_for,
     can_be_reserved,
     is_reserved_for_pod,
     pod_claims,
 )
-from kubesched.plugins.dynamic_resources.extended import delegated_requests
-from kubesched.plugins.dynamic_resources.extended import reason as extended_reason
+from kubesched.plugins.dynamic_resources.extended import (
+    CannotFit,
+    NodeClaim,
+    asks_for_dra_extended_resources,
+    class_mapping,
+    find_extended_resource_claim,
+    has_mapped_extended_resource,
+    node_claim,
+    node_extended_resources,
+    special_claim,
+)
 from kubesched.plugins.dynamic_resources.manager import DraManager
-from kubesched.plugins.dynamic_resources.plugin_state import ClaimInfo, DraState
+from kubesched.plugins.dynamic_resources.plugin_state import (
+    NAME,
+    NOT_FOUND,
+    STATE_KEY,
+    ClaimInfo,
+    DraState,
+    NodeAllocation,
+    error,
+    unresolvable,
+)
 from kubesched.plugins.dynamic_resources.prebind import (
-    BINDING_POLL_SECONDS,
-    ERR_DEVICE_BINDING_TIMEOUT,
     BindError,
-    ClaimBinder,
     claim_ready_for_binding,
     claim_timed_out,
-    has_binding_conditions,
     kobj,
 )
 from kubesched.plugins.dynamic_resources.results import allocation_result
@@ -81,33 +94,18 @@ from kubesched.plugins.helper.node_selector import Selector
 
 __all__ = ["NAME", "DynamicResources", "new", "parse_args"]
 
-NAME = "DynamicResources"
-STATE_KEY = NAME
-# kube-scheduler's fwk.ErrNotFound, from CycleState.Read.
-NOT_FOUND = "not found"
-
-log = logging.getLogger(__name__)
-
-
-def _unresolvable(reason: str) -> Status:
-    """statusUnschedulable: upstream rejects as UnschedulableAndUnresolvable throughout."""
-    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
-
-
-def _error(reason: str) -> Status:
-    return Status(Code.ERROR, reason)
-
 
 def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class DynamicResources:
+class DynamicResources(ReserveAndBind):
     name = NAME
 
     def __init__(self, dra: DraManager, handle: Handle, filter_timeout: float, binding_timeout: float,
                  features: Features | None = None, selectors: SelectorCache | None = None,
-                 now: Callable[[], dt.datetime] = _utc_now) -> None:
+                 now: Callable[[], dt.datetime] = _utc_now,
+                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
         self.dra = dra
         self.handle = handle
         self.filter_timeout = filter_timeout
@@ -116,6 +114,7 @@ class DynamicResources:
         # kube-scheduler keeps the ten most recent CEL compilations across cycles.
         self.selectors = selectors if selectors is not None else CelSelectorCache()
         self.now = now
+        self.new_uid = new_uid
 
     # --- events ------------------------------------------------------------------------------------
 
@@ -142,7 +141,7 @@ class DynamicResources:
         try:
             pod_claims(pod, self.dra.claims)
         except ClaimError as e:
-            return _unresolvable(str(e))
+            return unresolvable(str(e))
         return None
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
@@ -150,15 +149,15 @@ class DynamicResources:
         s = DraState()
         state.write(STATE_KEY, s)
         p = pod.pod
-        delegated = delegated_requests(p, self.dra.classes.list, snapshot)
-        if delegated:
-            return None, _unresolvable(extended_reason(delegated))
-        if not p.spec.resource_claims:
-            return None, SKIP
         try:
-            claims = [c for _, c in pod_claims(p, self.dra.claims)]
+            claims = [c for _, c in pod_claims(p, self.dra.claims)] if p.spec.resource_claims else []
         except ClaimError as e:
-            return None, _unresolvable(str(e))
+            return None, unresolvable(str(e))
+        s.num_user_owned = len(claims)
+        extended = self._pre_filter_extended(pod, s)
+        if extended is not None:
+            claims.append(extended)
+            s.initial_extended_uid = extended.metadata.uid
         if not claims:
             return None, SKIP
         infos = [ClaimInfo() for _ in claims]
@@ -166,7 +165,7 @@ class DynamicResources:
         for claim, info in zip(claims, infos, strict=True):
             allocation = claim.status.allocation
             if allocation is not None and not can_be_reserved(claim) and not is_reserved_for_pod(p, claim):
-                return None, _unresolvable("resourceclaim in use")
+                return None, unresolvable("resourceclaim in use")
             if allocation is not None:
                 selector, status = _node_selector(allocation)
                 if status is not None:
@@ -175,7 +174,10 @@ class DynamicResources:
                 continue
             to_allocate += 1
             if self.dra.claims.pending_allocation(claim.metadata.uid) is not None:
-                return None, _unresolvable(f"resource claim {kobj(claim)} is in the process of being allocated")
+                return None, unresolvable(f"resource claim {kobj(claim)} is in the process of being allocated")
+            if claim is extended:
+                # Made without a spec, or stale from an earlier cycle: Filter tells.
+                continue
             status = self._check_requests(claim)
             if status is not None:
                 return None, status
@@ -186,6 +188,19 @@ class DynamicResources:
         s.claims, s.infos = claims, infos
         return None, None
 
+    def _pre_filter_extended(self, pod: PodInfo, s: DraState) -> ResourceClaim | None:
+        """preFilterExtendedResources: the claim for the pod's extended resources that a class maps,
+        the one from an earlier cycle or a new one in memory; None when it asks for none."""
+        scalar = pod.requests.scalar
+        if not asks_for_dra_extended_resources(scalar):
+            return None
+        mapping = class_mapping(self.dra.classes.list())
+        if not has_mapped_extended_resource(scalar, mapping):
+            return None
+        s.pod_scalar, s.mapping = dict(scalar), mapping
+        found = find_extended_resource_claim(pod.pod, self.dra.claims.list())
+        return found if found is not None else special_claim(pod.pod, self.new_uid())
+
     def _check_requests(self, claim: ResourceClaim) -> Status | None:
         """Every request's class exists: scheduling cannot go on without it, however the claim
         were allocated."""
@@ -194,7 +209,7 @@ class DynamicResources:
                 status = self._validate_class(request.exactly.device_class_name, request.name)
             elif request.first_available:
                 if not self.features.prioritized_list:
-                    return _unresolvable(f"resource claim {kobj(claim)}, request {request.name}: has subrequests, "
+                    return unresolvable(f"resource claim {kobj(claim)}, request {request.name}: has subrequests, "
                                          "but the DRAPrioritizedList feature is disabled")
                 status = None
                 for sub in request.first_available:
@@ -202,17 +217,17 @@ class DynamicResources:
                     if status is not None:
                         break
             else:
-                return _unresolvable(f"resource claim {kobj(claim)}, request {request.name}: unknown request type")
+                return unresolvable(f"resource claim {kobj(claim)}, request {request.name}: unknown request type")
             if status is not None:
                 return status
         return None
 
     def _validate_class(self, name: str, request: str) -> Status | None:
         if not name:
-            return _error(f"request {request}: unsupported request type")
+            return error(f"request {request}: unsupported request type")
         if self.dra.classes.get(name) is None:
             # Unschedulable until a DeviceClass event.
-            return _unresolvable(f"request {request}: device class {name} does not exist")
+            return unresolvable(f"request {request}: device class {name} does not exist")
         return None
 
     # --- Filter --------------------------------------------------------------------------------------
@@ -220,8 +235,14 @@ class DynamicResources:
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         s: DraState | None = state.get(STATE_KEY)
         if s is None:
-            return _error(NOT_FOUND)
+            return error(NOT_FOUND)
         if s.empty():
+            return None
+        extended, status = self._filter_extended(s, pod.pod, node)
+        if status is not None:
+            return status
+        if extended is None and s.no_user_claim():
+            # Only extended resources, every one in the node's allocatable: NodeResourcesFit's.
             return None
         unavailable: list[int] = []
         for i, claim in enumerate(s.claims):
@@ -239,17 +260,38 @@ class DynamicResources:
                         unavailable.append(i)
         allocations: list[AllocationResult] = []
         if s.allocator is not None:
-            to_allocate = [c for _, c in s.to_allocate()]
+            # The extended-resource claim as this node must satisfy it.
+            to_allocate = [extended.claim if extended is not None and s.is_extended(i) else c
+                           for i, c in s.to_allocate()]
             status, found = self._allocate(s.allocator, node, to_allocate)
             if status is not None:
                 return status
             allocations = found
         if unavailable:
             s.unavailable_claims.update(unavailable)
-            return _unresolvable("resourceclaim not available on the node")
+            return unresolvable("resourceclaim not available on the node")
         if s.allocator is not None:
-            s.node_allocations[node.name] = allocations
+            s.node_allocations[node.name] = NodeAllocation(
+                allocations, extended.claim if extended is not None else None,
+                extended.mappings if extended is not None else [])
         return None
+
+    def _filter_extended(self, s: DraState, pod: Pod, node: NodeInfo) -> tuple[NodeClaim | None, Status | None]:
+        """filterExtendedResources: the extended-resource claim with the requests this node must
+        satisfy through DRA; None when there is nothing to allocate for it here."""
+        claim = s.extended_claim()
+        if claim is None:
+            return None, None
+        if claim.spec.devices.requests:
+            # From an earlier cycle: PostFilter deletes it and the pod starts anew.
+            return None, unresolvable("cannot schedule extended resource claim")
+        try:
+            extended = node_extended_resources(s.pod_scalar, node.allocatable.scalar, s.mapping)
+        except CannotFit:
+            return None, unresolvable("cannot fit resource")
+        if (s.no_user_claim() and not extended) or claim.status.allocation is not None:
+            return None, None
+        return node_claim(claim, pod, extended, s.mapping), None
 
     def _allocate(self, allocator: Allocator, node: NodeInfo,
                   claims: list[ResourceClaim]) -> tuple[Status | None, list[AllocationResult]]:
@@ -270,51 +312,15 @@ class DynamicResources:
         try:
             found = allocator.allocate(NodeView(node.name, node.node.metadata.labels), claims)
         except NodeAllocationError as e:
-            return _unresolvable(str(e)), []
+            return unresolvable(str(e)), []
         except AllocatorError as e:
             if timed_out:
                 # Possibly transient: an error sends the pod to backoff, not to wait for an event.
-                return _error(f"node {node.name}: timed out trying to allocate devices"), []
-            return _error(str(e)), []
+                return error(f"node {node.name}: timed out trying to allocate devices"), []
+            return error(str(e)), []
         if found is None or len(found) != len(claims):
-            return _unresolvable("cannot allocate all claims"), []
+            return unresolvable("cannot allocate all claims"), []
         return None, [allocation_result(a) for a in found]
-
-    # --- PostFilter --------------------------------------------------------------------------------
-
-    def post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError) -> Status | None:
-        return self._post_filter(state, pod, write=True)
-
-    def dry_run_post_filter(self, state: CycleState, pod: PodInfo, fit_error: FitError,
-                            snapshot: Snapshot | None = None) -> Status | None:
-        """What PostFilter would answer, writing nothing (kubesched explain)."""
-        return self._post_filter(state, pod, write=False)
-
-    def _post_filter(self, state: CycleState, pod: PodInfo, write: bool) -> Status | None:
-        s: DraState | None = state.get(STATE_KEY)
-        if s is None:
-            return _error(NOT_FOUND)
-        if s.empty():
-            return Status(Code.UNSCHEDULABLE)
-        uid = pod.pod.metadata.uid
-        # Upstream picks one at random; the lowest index is as good a choice.
-        for i in sorted(s.unavailable_claims):
-            claim = s.claims[i]
-            reserved = claim.status.reserved_for
-            if not reserved or (len(reserved) == 1 and reserved[0].uid == uid):
-                if write:
-                    self.handle.spawn(self._deallocate(claim), f"deallocate/{kobj(claim)}")
-                return Status(Code.UNSCHEDULABLE, "deallocation of ResourceClaim completed")
-        return Status(Code.UNSCHEDULABLE)
-
-    async def _deallocate(self, claim: ResourceClaim) -> None:
-        cleared = _copy_claim(claim)
-        cleared.status.reserved_for = []
-        cleared.status.allocation = None
-        cleared.status.devices = []
-        written = await self.handle.resource_claims.update_status(cleared)
-        if not isinstance(written, ResourceClaim):
-            log.warning("deallocation of ResourceClaim failed", extra={"claim": kobj(claim), "detail": written.message})
 
     # --- Score -------------------------------------------------------------------------------------
 
@@ -326,7 +332,7 @@ class DynamicResources:
         if allocations is None:
             return 0
         try:
-            return compute_score(s.claims, allocations)
+            return compute_score(s.claims, allocations.results)
         except ScoreError as e:
             raise SchedulingError(Status(Code.ERROR, f'running Score plugin "{NAME}": {e}', plugin=NAME)) from None
 
@@ -342,127 +348,14 @@ class DynamicResources:
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: Scores) -> Scores:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
 
-    # --- Reserve / Unreserve -----------------------------------------------------------------------
-
-    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        s: DraState | None = state.get(STATE_KEY)
-        if s is None:
-            return _error(NOT_FOUND)
-        to_allocate = list(s.to_allocate())
-        if s.empty() or not to_allocate or s.allocator is None:
-            # Allocated claims are reserved for real in PreBind: if another pod is faster, it fails.
-            return None
-        allocations = s.node_allocations.get(node_name)
-        if not allocations:
-            return _error("claim allocation not found for node")
-        if len(allocations) != len(to_allocate):
-            return _error(f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to "
-                          f"allocate, want {len(to_allocate)} claims")
-        for (i, claim), allocation in zip(to_allocate, allocations, strict=True):
-            s.infos[i].allocation = allocation
-            allocated = _copy_claim(claim)
-            if FINALIZER_DELETE_PROTECTION not in allocated.metadata.finalizers:
-                allocated.metadata.finalizers = [*allocated.metadata.finalizers, FINALIZER_DELETE_PROTECTION]
-            allocated.status.allocation = allocation
-            self.dra.claims.signal_pending_allocation(claim.metadata.uid, allocated)
-        return None
-
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        s: DraState | None = state.get(STATE_KEY)
-        if s is None or s.empty():
-            return
-        tracker = self.dra.claims
-        for claim in s.claims:
-            if tracker.maybe_remove_pending_allocation(claim.metadata.uid, False):
-                tracker.restore(claim.metadata.namespace, claim.metadata.name)
-            if claim.status.allocation is not None and is_reserved_for_pod(pod.pod, claim):
-                self.handle.spawn(self._unreserve(claim, pod.pod.metadata.uid), f"unreserve/{kobj(claim)}")
-
-    async def _unreserve(self, claim: ResourceClaim, uid: str) -> None:
-        written = await self.handle.resource_claims.unreserve(claim, uid)
-        if not isinstance(written, ResourceClaim):
-            # Tried again when the pod is scheduled again.
-            log.warning("unreserve failed", extra={"claim": kobj(claim), "detail": written.message})
-
-    # --- PreBind -----------------------------------------------------------------------------------
-
-    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo,
-                            node_name: str) -> tuple[PreBindPreFlightResult | None, Status | None]:
-        result = PreBindPreFlightResult(allow_parallel=True)
-        s: DraState | None = state.get(STATE_KEY)
-        if s is None:
-            return result, _error(NOT_FOUND)
-        if s.empty():
-            return result, SKIP
-        return result, None
-
-    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        s: DraState | None = state.get(STATE_KEY)
-        if s is None:
-            return _error(NOT_FOUND)
-        if s.empty():
-            return None
-        p = pod.pod
-        binder = ClaimBinder(self.handle.resource_claims, self.dra.claims, self.handle.sleep, self.now)
-        bound: list[str] = []
-        for i, claim in enumerate(s.claims):
-            if is_reserved_for_pod(p, claim):
-                continue
-            allocation = s.infos[i].allocation
-            try:
-                s.claims[i] = await binder.bind(claim, allocation, binding_for(p))
-            except BindError as e:
-                return _error(str(e))
-            if allocation is not None:
-                bound.append(claim.metadata.uid)
-        status = None
-        if self.features.device_binding_and_status and has_binding_conditions(s.claims):
-            status = await self._wait_for_binding_conditions(s)
-        if status is None:
-            # Written and bindable: no longer in flight (the tracker holds the claims as written).
-            # On a failure Unreserve releases them.
-            for uid in bound:
-                self.dra.claims.maybe_remove_pending_allocation(uid, True)
-        return status
-
-    async def _wait_for_binding_conditions(self, s: DraState) -> Status | None:
-        clock = self.handle.clock
-        deadline = clock() + self.binding_timeout
-        while True:
-            try:
-                if self._ready_for_binding(s):
-                    return None
-            except BindError as e:
-                return _error(str(e))
-            if clock() >= deadline:
-                return _error(f"{ERR_DEVICE_BINDING_TIMEOUT}: context deadline exceeded")
-            await self.handle.sleep(min(BINDING_POLL_SECONDS, max(deadline - clock(), 0.0)))
-
-    def _ready_for_binding(self, s: DraState) -> bool:
-        """isPodReadyForBinding, on the tracker's latest claims."""
-        for i, claim in enumerate(s.claims):
-            latest = self.dra.claims.get(claim.metadata.namespace, claim.metadata.name)
-            if latest is None:
-                raise BindError(f'could not find ResourceClaim "{kobj(claim)}"')
-            s.claims[i] = latest
-            if not claim_ready_for_binding(latest):
-                if claim_timed_out(latest, self.binding_timeout, self.now()):
-                    raise BindError(f"{ERR_DEVICE_BINDING_TIMEOUT}: claim={latest.metadata.name}")
-                return False
-        return True
-
 
 def _node_selector(allocation: AllocationResult) -> tuple[Selector | None, Status | None]:
     if allocation.node_selector is None:
         return None, None
     selector = Selector.parse(allocation.node_selector)
     if not selector.is_valid():
-        return None, _error("invalid node selector in the claim's allocation")
+        return None, error("invalid node selector in the claim's allocation")
     return selector, None
-
-
-def _copy_claim(claim: ResourceClaim) -> ResourceClaim:
-    return msgspec.json.decode(msgspec.json.encode(claim), type=ResourceClaim)
 
 
 def new(args: Mapping[str, Any], handle: Handle, dra: DraManager | None = None) -> DynamicResources:

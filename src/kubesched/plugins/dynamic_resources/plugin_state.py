@@ -1,7 +1,9 @@
 """What DynamicResources keeps about one pod through its cycles (upstream's stateData and
 informationForClaim): the pod's claims as PreFilter found them (replaced as PreBind writes them),
 per claim where its allocation can be used and the allocation Reserve chose, the allocator, the
-claims that ruled a node out, and each node's allocations as Filter found them.
+claims that ruled a node out, and each node's allocations as Filter found them. The claim for the
+pod's extended resources backed by DRA, when it has some, comes last among the claims
+(upstream's claimStore).
 
 It has no clone(): a cloned CycleState shares it, as upstream's stateData.Clone returns itself.
 """
@@ -11,9 +13,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from kubesched.framework.status import Code, Status
+from kubesched.model.objects import ContainerExtendedResourceRequest
 from kubesched.model.resource import AllocationResult, ResourceClaim
 from kubesched.plugins.dynamic_resources.allocator import Allocator
+from kubesched.plugins.dynamic_resources.extended import ClassMapping
 from kubesched.plugins.helper.node_selector import Selector
+
+NAME = "DynamicResources"
+STATE_KEY = NAME
+# kube-scheduler's fwk.ErrNotFound, from CycleState.Read.
+NOT_FOUND = "not found"
+
+
+def unresolvable(reason: str) -> Status:
+    """statusUnschedulable: upstream rejects as UnschedulableAndUnresolvable throughout."""
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+
+
+def error(reason: str) -> Status:
+    return Status(Code.ERROR, reason)
 
 
 @dataclass(slots=True)
@@ -25,17 +44,44 @@ class ClaimInfo:
 
 
 @dataclass(slots=True)
+class NodeAllocation:
+    """What Filter found for one node (upstream's nodeAllocation)."""
+
+    # In the order of to_allocate().
+    results: list[AllocationResult] = field(default_factory=list)
+    # The claim for the pod's extended resources with the requests this node must satisfy.
+    extended_claim: ResourceClaim | None = None
+    mappings: list[ContainerExtendedResourceRequest] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class DraState:
     claims: list[ResourceClaim] = field(default_factory=list)
     infos: list[ClaimInfo] = field(default_factory=list)
     allocator: Allocator | None = None
     # Indices of allocated claims some node could not use (PostFilter may deallocate one).
     unavailable_claims: set[int] = field(default_factory=set)
-    # Node name -> the allocations Filter found there, in the order of to_allocate().
-    node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
+    node_allocations: dict[str, NodeAllocation] = field(default_factory=dict)
+    # The claims before the extended-resource claim, if any (numUserOwned).
+    num_user_owned: int = 0
+    # The extended-resource claim's uid in PreFilter: it keys the claim in flight, while PreBind's
+    # created claim gets another from the apiserver.
+    initial_extended_uid: str = ""
+    # The pod's scalar requests and the class mapping, when it asks for extended resources a class maps.
+    pod_scalar: dict[str, int] = field(default_factory=dict)
+    mapping: ClassMapping = field(default_factory=dict)
 
     def empty(self) -> bool:
         return not self.claims
+
+    def extended_claim(self) -> ResourceClaim | None:
+        return self.claims[self.num_user_owned] if self.num_user_owned < len(self.claims) else None
+
+    def is_extended(self, index: int) -> bool:
+        return index >= self.num_user_owned
+
+    def no_user_claim(self) -> bool:
+        return self.num_user_owned == 0
 
     def to_allocate(self) -> Iterator[tuple[int, ResourceClaim]]:
         """(index, claim) of the claims with no allocation yet."""

@@ -70,8 +70,9 @@ class ClaimBinder:
     now: WallClock
 
     async def bind(self, claim: ResourceClaim, allocation: AllocationResult | None,
-                   binding: ResourceClaimConsumerReference) -> ResourceClaim:
-        """The claim as written; raises BindError with kube-scheduler's message."""
+                   binding: ResourceClaimConsumerReference, assume: bool = True) -> ResourceClaim:
+        """The claim as written; raises BindError with kube-scheduler's message. Without `assume`,
+        the caller lays the claim over the informer's (a claim just created may not be there yet)."""
         written: ResourceClaim | None = None
         try:
             current = _copy(claim)
@@ -91,7 +92,7 @@ class ClaimBinder:
                     raise BindError(text)
             raise AssertionError("unreachable")
         finally:
-            if written is not None:
+            if written is not None and assume:
                 reason = self.tracker.assume(written)
                 if reason is not None:
                     log.debug("claim not stored in the assume cache: %s", reason)

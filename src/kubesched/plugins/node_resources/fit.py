@@ -1,26 +1,42 @@
 """NodeResourcesFit: the pod's requests must fit the node's free allocatable (and a pod slot);
-scores by LeastAllocated (default), MostAllocated or RequestedToCapacityRatio."""
+scores by LeastAllocated (default), MostAllocated or RequestedToCapacityRatio.
+
+An extended resource a DeviceClass maps (DRAExtendedResource, GA) is left to DynamicResources on
+each node whose allocatable lacks it (shouldDelegateResourceToDRA): it allocates devices there. A
+DeviceClass added or changed to map a resource the pod asks for queues the pod again."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import Bools, PreFilterResult, Rows, Scores
 from kubesched.framework.resources import CPU, MEMORY, Resource, is_extended_resource_name
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.objects import Pod
+from kubesched.model.resource import DeviceClass
+from kubesched.plugins.helper.dra_extended import (
+    DEVICE_CLASS_PREFIX,
+    asks_for_dra_extended_resources,
+    class_mapping,
+    mapped_resources,
+)
 from kubesched.plugins.node_resources import scoring as rs
 
 NAME = "NodeResourcesFit"
 REASON_TOO_MANY_PODS = "Too many pods"
 _PRE_SCORE_KEY = "PreScore" + NAME
+_DELEGATED_KEY = "DRAExtendedResources" + NAME
+_NONE: frozenset[str] = frozenset()
+
+ClassList = Callable[[], Iterable[DeviceClass]]
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -30,8 +46,10 @@ I64 = npt.NDArray[np.int64]
 
 
 def insufficient_resources(req: Resource, node: NodeInfo, ignored: frozenset[str] = frozenset(),
-                           ignored_groups: frozenset[str] = frozenset()) -> list[tuple[str, bool]]:
-    """(reason, unresolvable) for each resource the node lacks, in kube-scheduler's order."""
+                           ignored_groups: frozenset[str] = frozenset(),
+                           mapped: frozenset[str] = _NONE) -> list[tuple[str, bool]]:
+    """(reason, unresolvable) for each resource the node lacks, in kube-scheduler's order; the
+    `mapped` ones (a DeviceClass maps them) are DynamicResources' where the node has none."""
     out: list[tuple[str, bool]] = []
     if len(node.pods) + 1 > node.allocatable.allowed_pod_number:
         out.append((REASON_TOO_MANY_PODS, False))
@@ -49,6 +67,8 @@ def insufficient_resources(req: Resource, node: NodeInfo, ignored: frozenset[str
         if q <= 0 or _ignored(name, ignored, ignored_groups):
             continue
         cap = alloc.scalar.get(name, 0)
+        if cap <= 0 and name in mapped:
+            continue
         if q > cap - used.scalar.get(name, 0):
             out.append((f"Insufficient {name}", q > cap))
     return out
@@ -68,12 +88,14 @@ class NodeResourcesFit:
                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCALE_DOWN))
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return self._EVENTS
+    def events_to_register(self) -> tuple[ClusterEvent | ClusterEventWithHint, ...]:
+        # A pod may wait for a class to map an extended resource it asks for.
+        return (*self._EVENTS, ClusterEventWithHint(
+            ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE), after_device_class_event))
 
     def __init__(self, ignored_resources: Sequence[str] = (), ignored_resource_groups: Sequence[str] = (),
                  strategy: str = LEAST_ALLOCATED, resources: Sequence[rs.ResourceSpec] = rs.DEFAULT_RESOURCES,
-                 shape: Sequence[int] | None = None) -> None:
+                 shape: Sequence[int] | None = None, classes: ClassList | None = None) -> None:
         self.ignored = frozenset(ignored_resources)
         self.ignored_groups = frozenset(ignored_resource_groups)
         self.strategy = strategy
@@ -86,13 +108,26 @@ class NodeResourcesFit:
         fast = strategy in (LEAST_ALLOCATED, MOST_ALLOCATED) and all(w > 0 for w in self.weights)
         self._cpu_mem = positions if fast else None
         self._statuses: dict[tuple[tuple[str, ...], bool], Status] = {}
+        self.classes = classes
 
     # --- filter ---------------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
-        # The requests are computed once per pod, in PodInfo.
+        # The requests are computed once per pod, in PodInfo; the classes are read once per cycle.
+        state.write(_DELEGATED_KEY, self._compute_mapped(pod))
         return None, None
+
+    def _compute_mapped(self, pod: PodInfo) -> frozenset[str]:
+        scalar = pod.requests.scalar
+        if self.classes is None or not asks_for_dra_extended_resources(scalar):
+            return _NONE
+        return mapped_resources(scalar, class_mapping(self.classes()))
+
+    def _mapped(self, state: CycleState, pod: PodInfo) -> frozenset[str]:
+        """The pod's requested resources a DeviceClass maps (almost always none)."""
+        found: frozenset[str] | None = state.get(_DELEGATED_KEY)
+        return found if found is not None else self._compute_mapped(pod)
 
     def _status(self, found: list[tuple[str, bool]]) -> Status:
         key = (tuple(r for r, _ in found), any(u for _, u in found))
@@ -103,10 +138,11 @@ class NodeResourcesFit:
         return status
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        found = insufficient_resources(pod.requests, node, self.ignored, self.ignored_groups)
+        found = insufficient_resources(pod.requests, node, self.ignored, self.ignored_groups, self._mapped(state, pod))
         return self._status(found) if found else None
 
     def _checks(self, pod: PodInfo, snapshot: Snapshot, rows: Rows, unresolvable: bool = True,
+                mapped: frozenset[str] = _NONE,
                 ) -> list[tuple[str, npt.NDArray[np.bool_], npt.NDArray[np.bool_] | bool]]:
         """(reason, fails, unresolvable) columns, in the order of insufficient_resources; without
         `unresolvable`, the third column is False throughout (the batch Filter needs no statuses)."""
@@ -130,26 +166,34 @@ class NodeResourcesFit:
                 continue
             scalar_col = snapshot.scalar_allocatable(name)
             if scalar_col is None:
+                if name in mapped:
+                    continue
                 everywhere = np.ones(len(rows), dtype=np.bool_)
                 checks.append((f"Insufficient {name}", everywhere, everywhere))
                 continue
             used_col = snapshot.scalar_requested(name)
             alloc = take(scalar_col, rows)
             free = alloc - take(used_col, rows) if used_col is not None else alloc
-            checks.append((f"Insufficient {name}", q > free, q > alloc if unresolvable else False))
+            fails, short = q > free, q > alloc
+            if name in mapped:
+                listed = alloc > 0
+                fails, short = fails & listed, short & listed
+            checks.append((f"Insufficient {name}", fails, short if unresolvable else False))
         return checks
 
     def filter_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools | None:
         r = pod.requests
-        # Whether the pod fits reads only each node's columns and these requests.
+        mapped = self._mapped(state, pod)
+        # Whether the pod fits reads only each node's columns, these requests and what classes map.
         fits = snapshot.kept_values((self, "filter", r.milli_cpu, r.memory, r.ephemeral_storage,
-                                     tuple(sorted(r.scalar.items()))),
-                                    lambda some: self._fits(pod, snapshot, some), rows,
-                                    lambda node: not insufficient_resources(r, node, self.ignored, self.ignored_groups))
+                                     tuple(sorted(r.scalar.items())), mapped),
+                                    lambda some: self._fits(pod, snapshot, some, mapped), rows,
+                                    lambda node: not insufficient_resources(r, node, self.ignored, self.ignored_groups,
+                                                                            mapped))
         return None if np.count_nonzero(fits) == len(fits) else fits
 
-    def _fits(self, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Bools:
-        checks = self._checks(pod, snapshot, rows, unresolvable=False)
+    def _fits(self, pod: PodInfo, snapshot: Snapshot, rows: Rows, mapped: frozenset[str]) -> Bools:
+        checks = self._checks(pod, snapshot, rows, unresolvable=False, mapped=mapped)
         failed = checks[0][1].copy()
         for _, fails, _ in checks[1:]:
             np.logical_or(failed, fails, out=failed)
@@ -157,7 +201,7 @@ class NodeResourcesFit:
 
     def filter_statuses(self, state: CycleState, pod: PodInfo, snapshot: Snapshot,
                         rows: Rows) -> list[Status]:
-        checks = self._checks(pod, snapshot, rows)
+        checks = self._checks(pod, snapshot, rows, mapped=self._mapped(state, pod))
         columns = [(reason, fails.tolist(),
                     unresolvable.tolist() if isinstance(unresolvable, np.ndarray) else [False] * len(rows))
                    for reason, fails, unresolvable in checks]
@@ -229,8 +273,31 @@ _STRATEGIES: dict[str, Callable[[Mapping[str, Any]], list[int] | None]] = {
 }
 
 
-def new(args: Mapping[str, Any]) -> NodeResourcesFit:
-    """args as in NodeResourcesFitArgs: ignoredResources, ignoredResourceGroups, scoringStrategy."""
+def after_device_class_event(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    """isSchedulableAfterDeviceClassEvent: a class that now maps a resource the pod asks for."""
+    if not isinstance(new, DeviceClass) or not isinstance(old, DeviceClass | None):
+        return QueueingHint.QUEUE
+    if old is not None:
+        if (old.spec.extended_resource_name or "") == (new.spec.extended_resource_name or ""):
+            return QueueingHint.QUEUE_SKIP
+    elif _requests(pod, DEVICE_CLASS_PREFIX + new.metadata.name):
+        return QueueingHint.QUEUE
+    if new.spec.extended_resource_name is not None and _requests(pod, new.spec.extended_resource_name):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _requests(pod: Pod, name: str) -> bool:
+    """Whether resource.PodRequests of the pod has the name (asked by a container, an init
+    container or the overhead, even as 0)."""
+    spec = pod.spec
+    return (any(name in c.resources.requests for c in (*spec.init_containers, *spec.containers))
+            or name in (spec.overhead or {}))
+
+
+def new(args: Mapping[str, Any], classes: ClassList | None = None) -> NodeResourcesFit:
+    """args as in NodeResourcesFitArgs: ignoredResources, ignoredResourceGroups, scoringStrategy;
+    `classes` lists the DeviceClasses (the scheduler's informer), for extended resources backed by DRA."""
     strategy: Mapping[str, Any] = args.get("scoringStrategy") or {}
     kind = strategy.get("type") or LEAST_ALLOCATED
     if kind not in _STRATEGIES:
@@ -242,4 +309,5 @@ def new(args: Mapping[str, Any]) -> NodeResourcesFit:
         strategy=kind,
         resources=rs.parse_resources(strategy.get("resources")),
         shape=_STRATEGIES[kind](strategy),
+        classes=classes,
     )

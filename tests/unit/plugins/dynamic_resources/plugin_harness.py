@@ -23,8 +23,8 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle, WriteFailure
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.model.objects import Node, Pod
-from kubesched.model.resource import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.model.objects import Node, Pod, PodExtendedResourceClaimStatus
+from kubesched.model.resource import DeviceClass, ResourceClaim, ResourceClaimStatus, ResourceSlice
 from kubesched.plugins.dynamic_resources.manager import DraManager
 from kubesched.plugins.dynamic_resources.plugin import DynamicResources
 from kubesched.plugins.dynamic_resources.state import Features
@@ -43,6 +43,9 @@ class Result:
     changes: ClaimChange | None = None
     assumed_claim: ResourceClaim | None = None
     in_flight_claims: list[ResourceClaim] = field(default_factory=list)
+    # Claims the step created in, or deleted from, the apiserver.
+    added: list[ResourceClaim] = field(default_factory=list)
+    removed: list[ResourceClaim] = field(default_factory=list)
 
 
 @dataclass
@@ -59,6 +62,8 @@ class Want:
     post_filter: Result = field(default_factory=Result)
     unreserve_after_bind_failure: Result | None = None
     unreserve_before_pre_bind: Result | None = None
+    # What PreBind wrote into the pod's status.extendedResourceClaimStatus, if anything.
+    pod_extended_status: PodExtendedResourceClaimStatus | None = None
 
 
 @dataclass
@@ -88,12 +93,20 @@ class Case:
 
 
 class FakeApi:
-    """The apiserver's claims, with resourceVersions that a write must match."""
+    """The apiserver's claims, with resourceVersions that a write must match; a created claim gets
+    its name from generateName and a counter, as upstream's fake clientset names it, and reaches
+    `informer` (the tracker) at once. Pod status patches are kept in `pod_statuses`."""
 
-    def __init__(self, claims: Sequence[ResourceClaim], fail: dict[str, str]) -> None:
+    def __init__(self, claims: Sequence[ResourceClaim], fail: dict[str, str],
+                 informer: Callable[[ResourceClaim], None] = lambda c: None,
+                 informer_delete: Callable[[ResourceClaim], None] = lambda c: None) -> None:
         self.objects = {_key(c): copy(c) for c in claims}
         self.fail = fail
         self._rv = 100
+        self._generated = 0
+        self.informer = informer
+        self.informer_delete = informer_delete
+        self.pod_statuses: dict[str, PodExtendedResourceClaimStatus] = {}
 
     def _bump(self, claim: ResourceClaim) -> ResourceClaim:
         self._rv += 1
@@ -149,6 +162,34 @@ class FakeApi:
         new = copy(stored)
         new.status.reserved_for = [r for r in new.status.reserved_for if r.uid != uid]
         return self._bump(new)
+
+
+    async def create(self, claim: ResourceClaim) -> ResourceClaim | WriteFailure:
+        if "create" in self.fail:
+            return WriteFailure(400, self.fail["create"])
+        new = copy(claim)
+        new.metadata.name = f"{claim.metadata.generate_name}{self._generated}"
+        new.metadata.uid = f"uid-{new.metadata.name}"
+        new.status = ResourceClaimStatus()
+        self._generated += 1
+        made = self._bump(new)
+        self.informer(copy(made))
+        return made
+
+    async def delete(self, namespace: str, name: str) -> WriteFailure | None:
+        if "delete" in self.fail:
+            return WriteFailure(400, self.fail["delete"])
+        gone = self.objects.pop(f"{namespace}/{name}", None)
+        if gone is not None:
+            self.informer_delete(copy(gone))
+        return None
+
+    async def set_extended_resource_claim_status(self, pod: Pod,
+                                                 status: PodExtendedResourceClaimStatus) -> WriteFailure | None:
+        if "patch" in self.fail:
+            return WriteFailure(400, self.fail["patch"])
+        self.pod_statuses[f"{pod.metadata.namespace}/{pod.metadata.name}"] = copy(status)
+        return None
 
 
 def _conflict(claim: ResourceClaim) -> WriteFailure:
@@ -212,6 +253,8 @@ class Context:
     def verify(self, step: str, want: Result, initial: list[ResourceClaim], status: Status | None) -> None:
         assert status == want.status, f"{step}: status {status!r}, want {want.status!r}"
         expected = [want.changes(copy(c)) if want.changes is not None else c for c in initial]
+        gone = {_key(c) for c in want.removed}
+        expected = [c for c in expected if _key(c) not in gone] + list(want.added)
         assert comparable_claims(list(self.api.objects.values())) == comparable_claims(expected), \
             f"{step}: the apiserver's claims differ"
         assumed = [e.latest for e in self.tracker._entries.values() if e.latest is not e.api]
@@ -234,7 +277,7 @@ def setup(case: Case) -> Context:
     tracker = ClaimTracker(case.claims, consumable_capacity=case.features.consumable_capacity)
     dra = DraManager.of(slices=case.slices, classes=case.classes)
     dra.claims = tracker
-    api = FakeApi(case.claims, case.fail)
+    api = FakeApi(case.claims, case.fail, tracker.add, tracker.delete)
     clock = FakeClock(case.tick)
     spawned: list[Coroutine[Any, Any, Any]] = []
 
@@ -243,7 +286,8 @@ def setup(case: Case) -> Context:
         return None
 
     handle = Handle(clock=clock.monotonic, sleep=clock.sleep, resource_claims=api, spawn=spawn)
-    plugin = DynamicResources(dra, handle, case.filter_timeout, case.binding_timeout, case.features, now=clock.now)
+    plugin = DynamicResources(dra, handle, case.filter_timeout, case.binding_timeout, case.features, now=clock.now,
+                              new_uid=lambda: "uid-in-memory")
     for claim in case.in_flight_claims:
         tracker.signal_pending_allocation(claim.metadata.uid, claim)
     return Context(case, api, tracker, plugin, spawned)
@@ -319,6 +363,8 @@ def run(case: Case) -> None:
         assert status == want.pre_bind_pre_flight_status
         status = asyncio.run(pl.pre_bind(state, pod, selected))
         ctx.verify("PreBind", want.pre_bind, initial, status)
+        written = api.pod_statuses.get(f"{case.pod.metadata.namespace}/{case.pod.metadata.name}")
+        assert written == want.pod_extended_status, f"PreBind: the pod's extendedResourceClaimStatus {written}"
         if want.unreserve_after_bind_failure is not None:
             initial = objects()
             pl.unreserve(state, pod, selected)
