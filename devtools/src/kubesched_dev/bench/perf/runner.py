@@ -1,7 +1,8 @@
 """`kubesched bench --scheduler-perf`: each workload, each round, each contender on a fresh plane.
 
-The plane starts with no node; the contender starts (profile `default-scheduler`, the
-workload's feature gates, /metrics served for the bench) and is ready before the first
+The plane starts with no node and with the workload's feature gates (and the API versions they
+need, as scheduler_perf's apiserver serves them); the contender starts (profile
+`default-scheduler`, the same feature gates, /metrics served for the bench) and is ready before the first
 operation, as scheduler_perf's scheduler runs from the start. Then the operations run in order
 against it. Each metrics window reports what scheduler_perf reports: SchedulingThroughput from
 the per-second sampler, scheduler_scheduling_attempt_duration_seconds per result from the
@@ -147,7 +148,9 @@ def run_one(p: Plan, contender: str, rnd: int, out: Path, progress: Progress) ->
         if "ready in" in msg or "failed" in msg or "stale" in msg:
             progress(f"  plane: {msg}")
 
-    cluster = plane.up(name, Topology("scheduler-perf", ()), default_scheduler=False, progress=plane_progress)
+    fg, rc = config.plane_flags(gates)
+    cluster = plane.up(name, Topology("scheduler-perf", ()), default_scheduler=False, progress=plane_progress,
+                       feature_gates=fg, runtime_config=rc)
     try:
         ctx = RunContext(cluster, SCHEDULER_NAME, workdir, feature_gates=gates, metrics=True)
         asyncio.run(_measure(p, contender, ctx, r, progress))
