@@ -27,7 +27,8 @@ CONFIG = """
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    pytest.param(["--workload", "Gang/one"], "not implemented by this runner: startCollectingProfile", id="unimplemented-op"),
+    pytest.param(["--workload", "Gang/one"], "not implemented by this runner: startCollectingProfile",
+                 id="unimplemented-op"),
     pytest.param(["--workload", "Gang"], "give TESTCASE/WORKLOAD", id="no-size"),
     pytest.param([], "needs --workload TESTCASE/WORKLOAD or --label LABEL", id="neither"),
     pytest.param(["--label", "nope"], "no workload has the labels 'nope'", id="no-match"),

@@ -11,8 +11,8 @@ import pytest
 
 from kubesched.api.client import Response
 from kubesched_dev.bench.perf import executor as ex_mod
-from kubesched_dev.bench.perf.config import UnsupportedOperation
-from kubesched_dev.bench.perf.executor import Executor, parse_duration
+from kubesched_dev.bench.perf.config import UnsupportedOperation, parse_duration
+from kubesched_dev.bench.perf.executor import Executor
 from kubesched_dev.bench.perf.informer import PodInformer, PodState
 
 DISCOVERY = {

@@ -66,6 +66,7 @@ def test_allocate_never_gives_a_device_twice(pending: list[str], allocated: list
     assert len(set(devices)) == len(devices) == want_count
     assert not set(devices) & set(allocated)
     for _, a in out:  # a node-local slice: the allocation is pinned to its node by name
+        assert a.node_selector is not None
         (term,) = a.node_selector.node_selector_terms
         assert term.match_fields[0].values == [a.devices.results[0].pool]
 

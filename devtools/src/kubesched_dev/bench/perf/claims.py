@@ -22,7 +22,7 @@ import orjson
 from kubesched.api import ApiClient
 from kubesched.api.client import MERGE_PATCH
 from kubesched.model.resource import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
-from kubesched.plugins.dynamic_resources.allocator import Allocator, AllocatedState, NodeView
+from kubesched.plugins.dynamic_resources.allocator import AllocatedState, Allocator, NodeView
 from kubesched.plugins.dynamic_resources.cel.cache import CelSelectorCache
 from kubesched.plugins.dynamic_resources.results import allocation_result
 from kubesched.plugins.dynamic_resources.selectors import SelectorCache

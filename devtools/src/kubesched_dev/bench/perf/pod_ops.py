@@ -85,6 +85,7 @@ async def create_pod_groups(client: ApiClient, mapper: objects.RestMapper, names
                 break
             if resp.status in FINAL_STATUSES or time.monotonic() >= give_up:
                 raise ApiError.from_response(resp.status, resp.body, method="POST", path=path)
+            progress(f"  createPodGroups: {obj.get('metadata', {}).get('name')}: HTTP {resp.status}, retrying in 1 s")
             await sleep(1.0)
     if not path:
         return

@@ -96,6 +96,7 @@ class PerfRun:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     error: str = ""
     log: str = ""
+    loadavg: list[float] = field(default_factory=list)  # the machine's 1/5/15-minute load at the run's end
 
 
 def _scrape(url: str) -> str:
@@ -159,8 +160,9 @@ def run_one(p: Plan, contender: str, rnd: int, out: Path, progress: Progress) ->
             e = e.exceptions[0]
         r.error = f"{type(e).__name__}: {e}"
     finally:
+        r.loadavg = [round(x, 2) for x in os.getloadavg()]
         plane.down(name, plane_progress)
-    progress(f"  run took {time.monotonic() - started:.0f} s in all")
+    progress(f"  run took {time.monotonic() - started:.0f} s in all; load average {r.loadavg}")
     return r
 
 
