@@ -98,15 +98,6 @@ def test_unused_parameter_is_an_error(cases: list[config.TestCase]) -> None:
         config.unroll(tc, w)
 
 
-def test_unimplemented_operation_refused_by_name(tmp_path: Path) -> None:
-    (tmp_path / "c.yaml").write_text("- name: P\n  workloadTemplate:\n  - {opcode: startCollectingProfile}\n"
-                                     "  - {opcode: createPods, count: 1, collectMetrics: true}\n"
-                                     "  workloads: [{name: a}]\n")
-    (tc, w), = config.with_label(config.load(tmp_path / "c.yaml"), "")
-    with pytest.raises(config.UnsupportedOperation, match="not implemented by this runner: startCollectingProfile"):
-        config.unroll(tc, w)
-
-
 def test_create_pod_groups_unrolls(cases: list[config.TestCase], tmp_path: Path) -> None:
     tc, w = config.find(cases, "Gang/one")
     op = config.unroll(tc, w)[1]
@@ -120,6 +111,11 @@ def _one_op(tmp_path: Path, op: str) -> list[dict[str, object]]:
                                      "  workloads: [{name: a}]\n")
     (tc, w), = config.with_label(config.load(tmp_path / "c.yaml"), "")
     return config.unroll(tc, w)
+
+
+def test_unimplemented_operation_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(config.UnsupportedOperation, match="not implemented by this runner: startCollectingProfile"):
+        _one_op(tmp_path, "{opcode: startCollectingProfile}")
 
 
 @pytest.mark.parametrize(("op", "match"), [
