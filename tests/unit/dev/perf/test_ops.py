@@ -226,3 +226,10 @@ def test_steady_state_with_nothing_scheduled_fails() -> None:
     with pytest.raises(RuntimeError, match="no pod at all got scheduled"):
         asyncio.run(pod_ops.create_pods_steadily(FakeClient(), FakeInformer(), "test", 1, 0.01, create,  # type: ignore[arg-type]
                                                  lambda _: None))
+
+
+def test_shuffled_is_a_uniform_permutation_drawn_lazily() -> None:
+    rng = random.Random(3)
+    firsts = [next(claims.shuffled("abcd", rng)) for _ in range(4000)]
+    assert {c: firsts.count(c) for c in "abcd"} == pytest.approx({c: 1000 for c in "abcd"}, rel=0.1)
+    assert sorted(claims.shuffled(range(50), rng)) == list(range(50))

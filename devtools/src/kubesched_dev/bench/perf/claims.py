@@ -12,8 +12,9 @@ with kube-scheduler's default DRA features.
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -24,6 +25,7 @@ from kubesched.api.client import MERGE_PATCH
 from kubesched.model.resource import AllocationResult, DeviceClass, ResourceClaim, ResourceSlice
 from kubesched.plugins.dynamic_resources.allocator import AllocatedState, Allocator, NodeView
 from kubesched.plugins.dynamic_resources.cel.cache import CelSelectorCache
+from kubesched.plugins.dynamic_resources.counters import CounterTracker
 from kubesched.plugins.dynamic_resources.results import allocation_result
 from kubesched.plugins.dynamic_resources.selectors import SelectorCache
 from kubesched.plugins.dynamic_resources.state import Features
@@ -61,14 +63,16 @@ def allocate(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSlice], c
     for claim in claims:
         if claim.status.allocation is not None:
             hold(claim.status.allocation)
-    order = list(nodes)
+    # NewAllocator for each claim, as upstream: what it derives from the slices is the same each
+    # time, so it is built once and copied with fresh counters over the state as it now is.
+    base = Allocator(slices, by_name, state, selectors, features)
     out: list[tuple[int, AllocationResult]] = []
     for i, claim in enumerate(claims):
         if claim.status.allocation is not None:
             continue
-        allocator = Allocator(slices, by_name, state, selectors, features)
-        rng.shuffle(order)
-        for node in order:
+        allocator = copy.copy(base)
+        allocator.counters = CounterTracker(state.is_allocated)
+        for node in shuffled(nodes, rng):
             found = allocator.allocate(node, [claim])
             if found is not None:
                 result = allocation_result(found[0])
@@ -78,6 +82,16 @@ def allocate(claims: Sequence[ResourceClaim], slices: Sequence[ResourceSlice], c
         else:
             raise AllocationFailed(f"Could not allocate claim {i} out of {len(claims)}")
     return out
+
+
+def shuffled(items: Sequence[T], rng: random.Random) -> Iterator[T]:
+    """The items in a uniformly random order, drawn as they are needed (Fisher-Yates from the
+    front): the first node usually fits, so most of a full shuffle would go unused."""
+    pool = list(items)
+    for k in range(len(pool)):
+        j = rng.randrange(k, len(pool))
+        pool[k], pool[j] = pool[j], pool[k]
+        yield pool[k]
 
 
 async def _list(client: ApiClient, path: str) -> list[Any]:
@@ -108,12 +122,19 @@ async def alloc_resource_claims(client: ApiClient, namespace: str, progress: Cal
     nodes = [NodeView(n["metadata"]["name"], n["metadata"].get("labels") or {})
              for n in await _list(client, "/api/v1/nodes")]
     # Upstream writes each allocation before computing the next; here all are computed first
-    # (the same results: each depends only on the earlier ones) and then written.
-    for i, allocation in allocate(claims, slices, classes, nodes, rng or random.Random()):
-        m = claims[i].metadata
-        body = {"status": {"allocation": msgspec.to_builtins(allocation)}}
-        await client.call("PATCH", f"{RESOURCE}/namespaces/{m.namespace}/resourceclaims/{m.name}/status",
-                          body=body, content_type=MERGE_PATCH)
+    # (the same results: each depends only on the earlier ones) and then written, 30 at a time.
+    found = iter(allocate(claims, slices, classes, nodes, rng or random.Random()))
+
+    async def write() -> None:
+        for i, allocation in found:
+            m = claims[i].metadata
+            body = {"status": {"allocation": msgspec.to_builtins(allocation)}}
+            await client.call("PATCH", f"{RESOURCE}/namespaces/{m.namespace}/resourceclaims/{m.name}/status",
+                              body=body, content_type=MERGE_PATCH)
+
+    async with asyncio.TaskGroup() as tg:
+        for _ in range(CREATE_WORKERS):
+            tg.create_task(write())
 
 
 async def create_resource_claims(client: ApiClient, namespace: str, count: int, template_path: str,
