@@ -72,11 +72,12 @@ def run_plans(perf_file: Path, plans: list[runner.Plan], by_name: bool, command:
     for p in refused:
         progress(f"not run: {p.refused}")
     out.mkdir(parents=True, exist_ok=True)
-    runs = runner.run_all(plans, names, rounds, out, progress)
     command += f" --rounds {rounds} --contenders {','.join(names)}"
-    doc = report.document(runs, {"file": str(perf_file), "command": command, "rounds": rounds,
-                                 "contenders": names})
+    options = {"file": str(perf_file), "command": command, "rounds": rounds, "contenders": names}
     json_path = out / "scheduler-perf.json"
+    runs = runner.run_all(plans, names, rounds, out, progress,
+                          lambda so_far: report.write_json(json_path, report.document(so_far, options)))
+    doc = report.document(runs, options)
     report.write_json(json_path, doc)
     if output == "json":
         click.echo(json.dumps({"runs": doc["runs"]}, indent=1))

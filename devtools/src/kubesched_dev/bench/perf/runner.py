@@ -112,7 +112,10 @@ def _scrape(url: str) -> str:
     return body.decode(errors="replace") if status == 200 else ""
 
 
-def run_all(plans: list[Plan], contenders: list[str], rounds: int, out: Path, progress: Progress) -> list[PerfRun]:
+def run_all(plans: list[Plan], contenders: list[str], rounds: int, out: Path, progress: Progress,
+            on_run: Callable[[list[PerfRun]], None] = lambda _: None) -> list[PerfRun]:
+    """Every plan, round and contender; `on_run` sees the runs so far after each one (the JSON is
+    rewritten then, so an interrupted bench keeps what it measured)."""
     remove_stale_planes(progress)
     if any(c.startswith("kubesched") for c in contenders):
         warm_bytecode()
@@ -126,6 +129,7 @@ def run_all(plans: list[Plan], contenders: list[str], rounds: int, out: Path, pr
                 progress(f"round {rnd}/{rounds}: {c}: {p.name} ({p.nodes} nodes, {p.pods} pods)")
                 r = run_one(p, c, rnd, out, progress)
                 runs.append(r)
+                on_run(runs)
                 tp = r.SchedulingThroughput
                 progress(f"round {rnd}/{rounds}: {c}: {p.name}: "
                          + (f"SchedulingThroughput Average {tp['Average']:.1f} Perc50 {tp['Perc50']:.1f} "
