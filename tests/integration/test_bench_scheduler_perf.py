@@ -3,7 +3,8 @@ smallest sizes, one round each, kubesched on its own fresh plane (two planes, ~1
 
 SchedulingBasic/5Nodes runs createNodes and two createPods (the second measured);
 SchedulingWithMixedChurn/10Nodes adds a churn op recreating a node, a high-priority pod that
-fits nowhere, and a service every second while 100 pods are measured. The JSON must carry each
+fits nowhere, and a service every second while 100 pods are measured; `--workload dra --quick`
+runs dra's smallest SchedulingWithResourceClaimTemplate workload (a third plane). The JSON must carry each
 run with its throughput (or none, when the window is under two samples, as upstream warns), the
 attempt latencies scraped from kubesched's /metrics, CPU and RSS.
 """
@@ -51,10 +52,16 @@ def test_quick_run_of_two_upstream_workloads(tmp_path: Path) -> None:
     assert left == [], f"bench planes left running: {left}"
 
 
-def test_unimplemented_operation_refused_before_any_plane(tmp_path: Path) -> None:
-    cfg = scheduler_perf_dir() / "default_preemption" / "performance-config.yaml"
-    result = CliRunner().invoke(bench, ["--scheduler-perf", str(cfg), "--workload",
-                                        "PreemptionPodGroupDisruptionMode/1000Nodes_1000Candidates_NoPodGroup",
-                                        "--out", str(tmp_path)])
-    assert result.exit_code == 2
-    assert "not implemented by this runner: createPodGroups" in result.output
+def test_quick_dra_workload(tmp_path: Path) -> None:
+    """`--workload dra --quick`: dra's SchedulingWithResourceClaimTemplate/fast (a node with a
+    ResourceSlice of 10 devices, one without, 10 pods with a claim from a template each), through
+    createAny, allocResourceClaims and a claim template, on a plane with DRA's gates and APIs."""
+    out = tmp_path / "dra"
+    result = CliRunner().invoke(bench, ["--workload", "dra", "--quick", "--contenders", "kubesched", "--out", str(out),
+                                        "-o", "json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads(result.stdout)["runs"]
+    assert (run["workload"], run["contender"], run["error"]) == ("SchedulingWithResourceClaimTemplate/fast",
+                                                                 "kubesched", ""), run["log"]
+    assert run["scheduled_in_window"] == 10, run["log"]
+    assert run["feature_gates"] == {"DynamicResourceAllocation": True}

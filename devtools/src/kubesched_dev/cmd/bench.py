@@ -10,6 +10,7 @@ import click
 
 from kubesched_dev.bench import plot, workloads
 from kubesched_dev.bench.contenders import NAMES, STARTERS
+from kubesched_dev.bench.perf import presets
 from kubesched_dev.bench.report import RunResult, table, write_json
 from kubesched_dev.bench.run import Options, run_all
 from kubesched_dev.localcluster.plane import ClusterError
@@ -38,7 +39,9 @@ def _workloads(value: str) -> list[str]:
 @click.option("--workload", "workload_arg", default=None,
               help="Comma-separated, run one after another: " + "; ".join(
                   f"{k.name} ({k.summary}; {k.default_size[0]} nodes, {k.default_size[1]} pods)"
-                  for k in workloads.KINDS.values()) + " [default: basic]. With --scheduler-perf: "
+                  for k in workloads.KINDS.values()) + "; " + "; ".join(
+                  f"{p.name} ({p.summary}: {', '.join(p.workloads)})" for p in presets.PRESETS.values())
+              + " [default: basic]. With --scheduler-perf: "
                   "TESTCASE/WORKLOAD of that file, e.g. SchedulingBasic/500Nodes (comma-separated).")
 @click.option("--scheduler-perf", "perf_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Run upstream scheduler_perf workloads from this performance-config.yaml "
@@ -114,6 +117,8 @@ def bench(workload_arg: str | None, perf_file: Path | None, label: str | None, o
       kubesched bench --contenders kubesched --rounds 1 --profile
       kubesched bench --workload spread,anti-affinity,preemption --rounds 2
       kubesched bench --workload pv --quick --contenders kube-scheduler
+      kubesched bench --workload dra --rounds 2  # scheduler_perf's DRA workloads, 500 nodes
+      kubesched bench --workload gang --rounds 2 # scheduler_perf's GangScheduling, 1000 nodes
       kubesched bench --nodes 5000 --pods 50000 --rounds 1 --contenders kube-scheduler,kubesched --restart-check
     """
     if quick:
@@ -131,6 +136,16 @@ def bench(workload_arg: str | None, perf_file: Path | None, label: str | None, o
         return
     if label is not None:
         raise click.UsageError("--label needs --scheduler-perf")
+    asked = [v.strip() for v in (workload_arg or "").split(",") if v.strip()]
+    upstream = [k for k in asked if k in presets.PRESETS]
+    if upstream:
+        if len(upstream) != len(asked):
+            raise click.UsageError(f"--workload: {', '.join(upstream)} run upstream's scheduler_perf workloads; "
+                                   "give them apart from the others")
+        from kubesched_dev.cmd.bench_perf import run_presets
+
+        run_presets(list(dict.fromkeys(upstream)), quick, contenders, rounds, out, output, progress)
+        return
     kinds = _workloads(workload_arg or "basic")
 
     plans: list[Options] = []

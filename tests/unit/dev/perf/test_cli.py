@@ -13,7 +13,7 @@ CONFIG = """
 - name: Gang
   workloadTemplate:
   - {opcode: createNodes, count: 1}
-  - {opcode: createPodGroups, namespace: ns, templatePath: pg.yaml, count: 1}
+  - {opcode: startCollectingProfile}
   - {opcode: createPods, count: 1, collectMetrics: true}
   workloads:
   - {name: one, labels: [performance]}
@@ -27,7 +27,8 @@ CONFIG = """
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    pytest.param(["--workload", "Gang/one"], "not implemented by this runner: createPodGroups", id="unimplemented-op"),
+    pytest.param(["--workload", "Gang/one"], "not implemented by this runner: startCollectingProfile",
+                 id="unimplemented-op"),
     pytest.param(["--workload", "Gang"], "give TESTCASE/WORKLOAD", id="no-size"),
     pytest.param([], "needs --workload TESTCASE/WORKLOAD or --label LABEL", id="neither"),
     pytest.param(["--label", "nope"], "no workload has the labels 'nope'", id="no-match"),

@@ -98,10 +98,65 @@ def test_unused_parameter_is_an_error(cases: list[config.TestCase]) -> None:
         config.unroll(tc, w)
 
 
-def test_unimplemented_operation_refused_by_name(cases: list[config.TestCase]) -> None:
+def test_create_pod_groups_unrolls(cases: list[config.TestCase], tmp_path: Path) -> None:
     tc, w = config.find(cases, "Gang/one")
-    with pytest.raises(config.UnsupportedOperation, match="not implemented by this runner: createPodGroups"):
-        config.unroll(tc, w)
+    op = config.unroll(tc, w)[1]
+    assert (op["opcode"], op["namespace"], op["count"], op["templatePath"]) == (
+        "createPodGroups", "ns", 1, str(tmp_path / "misc" / "pg.yaml"))
+
+
+def _one_op(tmp_path: Path, op: str) -> list[dict[str, object]]:
+    (tmp_path / "c.yaml").write_text(f"- name: X\n  workloadTemplate:\n  - {op}\n"
+                                     "  - {opcode: createPods, count: 1, collectMetrics: true}\n"
+                                     "  workloads: [{name: a}]\n")
+    (tc, w), = config.with_label(config.load(tmp_path / "c.yaml"), "")
+    return config.unroll(tc, w)
+
+
+def test_unimplemented_operation_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(config.UnsupportedOperation, match="not implemented by this runner: startCollectingProfile"):
+        _one_op(tmp_path, "{opcode: startCollectingProfile}")
+
+
+@pytest.mark.parametrize(("op", "match"), [
+    pytest.param("{opcode: createPodGroups, namespace: ns, templatePath: pg.yaml, count: 0}",
+                 "createPodGroups: count must be greater than 0, got 0", id="podgroups-count"),
+    pytest.param("{opcode: createPodGroups, templatePath: pg.yaml, count: 1}", "createPodGroups: namespace must be set",
+                 id="podgroups-namespace"),
+    pytest.param("{opcode: createResourceClaims, namespace: ns, count: 1}",
+                 "createResourceClaims: templatePath must be set", id="claims-template"),
+    pytest.param("{opcode: createPods, count: 1, steadyState: true}",
+                 "in a steady state, the test duration must be > 0", id="steady-no-duration"),
+    pytest.param("{opcode: createPods, count: 1, steadyState: true, duration: 1s, skipWaitToCompletion: true}",
+                 "skipWaitToCompletion and steadyState cannot be true at the same time", id="steady-skip-wait"),
+    pytest.param("{opcode: createPods, count: 1, steadyState: true, duration: 5 s}", "invalid duration",
+                 id="steady-bad-duration"),
+    pytest.param("{opcode: createPods, count: 1, persistentVolumeTemplatePath: pv.yaml}",
+                 "createPods with persistentVolumeTemplatePath is not implemented", id="pv-template"),
+    pytest.param("{opcode: createNodes, count: 1, nodeAllocatableStrategy: {nodeAllocatable: {}}}",
+                 "createNodes with nodeAllocatableStrategy is not implemented", id="allocatable-strategy"),
+])
+def test_operation_checks(tmp_path: Path, op: str, match: str) -> None:
+    with pytest.raises(config.ConfigError, match=match):
+        _one_op(tmp_path, op)
+
+
+def test_steady_state_with_duration_unrolls(tmp_path: Path) -> None:
+    op = _one_op(tmp_path, "{opcode: createPods, count: 10, steadyState: true, duration: 10s, collectMetrics: true}")[0]
+    assert (op["steadyState"], op["duration"]) == (True, "10s")
+
+
+@pytest.mark.parametrize(("gates", "want"), [
+    pytest.param({}, ("", ""), id="none"),
+    pytest.param({"DynamicResourceAllocation": True}, (
+        "DynamicResourceAllocation=true", "resource.k8s.io/v1=true,resource.k8s.io/v1beta2=true,"
+        "resource.k8s.io/v1beta1=true,resource.k8s.io/v1alpha3=true"), id="dra"),
+    pytest.param({"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}, (
+        "GenericWorkload=true,TopologyAwareWorkloadScheduling=true", "scheduling.k8s.io/v1beta1=true"), id="gang"),
+    pytest.param({"GenericWorkload": False}, ("GenericWorkload=false", ""), id="off"),
+])
+def test_plane_flags(gates: dict[str, bool], want: tuple[str, str]) -> None:
+    assert config.plane_flags(gates) == want
 
 
 @pytest.mark.parametrize(("selector", "want"), [
@@ -144,3 +199,32 @@ def test_upstream_misc_loads_unchanged() -> None:
     tc, w = config.find(cases, "SchedulingBasic/5000Nodes_10000Pods")
     ops = config.unroll(tc, w)
     assert (config.node_count(ops), config.pod_count(ops), w.threshold) == (5000, 11000, 680.0)
+
+
+@pytest.mark.parametrize(("path", "spec", "nodes", "pods", "threshold"), [
+    pytest.param("dra", "SchedulingWithResourceClaimTemplate/5000pods_500nodes", 500, 2500, 56.0, id="dra-burst"),
+    pytest.param("dra", "SchedulingWithResourceClaimTemplate/empty_500nodes", 500, 10, 64.0, id="dra-steady"),
+    pytest.param("podgroup/gangscheduling", "GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup", 5000, 3000,
+                 0.0, id="gang"),
+])
+def test_upstream_dra_and_podgroup_load_unchanged(path: str, spec: str, nodes: int, pods: int,
+                                                  threshold: float) -> None:
+    tc, w = config.find(config.load(_upstream() / path / "performance-config.yaml"), spec)
+    ops = config.unroll(tc, w)
+    assert (config.node_count(ops), config.pod_count(ops), w.threshold) == (nodes, pods, threshold)
+
+
+@pytest.mark.parametrize(("test_go", "threshold", "want"), [
+    pytest.param('perf.RunBenchmarkPerfScheduling(b, "performance-config.yaml", "dra", nil)', "{dra: 56, x: 1}",
+                 56.0, id="topic"),
+    pytest.param('perf.RunBenchmarkPerfScheduling(b, "performance-config.yaml", "other", nil)', "{dra: 56}", 0.0,
+                 id="other-topic"),
+    pytest.param("", "{dra: 56}", 0.0, id="no-test-file"),
+    pytest.param("", "70", 70.0, id="plain"),
+])
+def test_threshold_by_topic(tmp_path: Path, test_go: str, threshold: str, want: float) -> None:
+    if test_go:
+        (tmp_path / "x_test.go").write_text(f"func BenchmarkPerfScheduling(b *testing.B) {{\n\t{test_go}\n}}\n")
+    (tmp_path / "c.yaml").write_text("- name: X\n  workloadTemplate: [{opcode: createPods, count: 1, "
+                                     f"collectMetrics: true}}]\n  workloads: [{{name: a, threshold: {threshold}}}]\n")
+    assert config.load(tmp_path / "c.yaml")[0].workloads[0].threshold == want

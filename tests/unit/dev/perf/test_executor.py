@@ -11,8 +11,8 @@ import pytest
 
 from kubesched.api.client import Response
 from kubesched_dev.bench.perf import executor as ex_mod
-from kubesched_dev.bench.perf.config import UnsupportedOperation
-from kubesched_dev.bench.perf.executor import Executor, parse_duration
+from kubesched_dev.bench.perf.config import UnsupportedOperation, parse_duration
+from kubesched_dev.bench.perf.executor import Executor
 from kubesched_dev.bench.perf.informer import PodInformer, PodState
 
 DISCOVERY = {
@@ -162,7 +162,7 @@ def test_create_pods_default_pod_when_no_template() -> None:
     assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "100m", "memory": "500Mi"}
 
 
-@pytest.mark.parametrize("key", ["steadyState", "persistentVolumeClaimTemplatePath"])
+@pytest.mark.parametrize("key", ["persistentVolumeClaimTemplatePath", "persistentVolumeTemplatePath"])
 def test_create_pods_unimplemented_options_refused(key: str) -> None:
     with pytest.raises(UnsupportedOperation, match=f"createPods with {key}"):
         run(_ex(FakeClient()).run([{"opcode": "createPods", "index": 0, "count": 1, key: True}]))

@@ -9,7 +9,9 @@ implement is refused by its name, so a workload never runs with a step silently 
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +23,34 @@ KNOWN_OPCODES = ("allocResourceClaims", "createAny", "createNodes", "createNames
                  "createPodSets", "deletePods", "createResourceClaims", "churn", "updateAny", "barrier", "sleep",
                  "startCollectingMetrics", "stopCollectingMetrics", "createPodGroups", "startCollectingProfile",
                  "stopCollectingProfile")
-IMPLEMENTED = frozenset({"createAny", "createNodes", "createNamespaces", "createPods", "createPodSets",
-                         "deletePods", "churn", "updateAny", "barrier", "sleep", "startCollectingMetrics",
-                         "stopCollectingMetrics"})
+IMPLEMENTED = frozenset({"allocResourceClaims", "createAny", "createNodes", "createNamespaces", "createPods",
+                         "createPodSets", "createPodGroups", "createResourceClaims", "deletePods", "churn", "updateAny",
+                         "barrier", "sleep", "startCollectingMetrics", "stopCollectingMetrics"})
+# Options of implemented operations this runner does not implement: refused by name with the workload.
+UNSUPPORTED_OPTIONS = {"createNodes": ("nodeAllocatableStrategy",),
+                       "createPods": ("persistentVolumeClaimTemplatePath", "persistentVolumeTemplatePath")}
 PATH_FIELDS = ("templatePath", "nodeTemplatePath", "podTemplatePath", "namespaceTemplatePath",
                "persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath")
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """Go's time.ParseDuration, in seconds."""
+    s = text.strip()
+    if s in ("0", ""):
+        return 0.0
+    pos, total = 0, 0.0
+    for m in _DURATION.finditer(s):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNIT[m.group(2)]
+        pos = m.end()
+    if pos != len(s):
+        raise ValueError(f"time: invalid duration {text!r}")
+    return total
 
 
 class ConfigError(ValueError):
@@ -66,6 +91,25 @@ class TestCase:
         raise ConfigError(f"{self.name}: no workload {name!r}; workloads: {', '.join(w.name for w in self.workloads)}")
 
 
+_TOPIC = re.compile(r'RunBenchmarkPerfScheduling\(\s*b\s*,\s*"performance-config\.yaml"\s*,\s*"([^"]+)"')
+
+
+def benchmark_topic(directory: Path) -> str:
+    """The topic the file's benchmark runs under (the first RunBenchmarkPerfScheduling call of the
+    directory's Go tests): the key of a threshold given per topic, e.g. `threshold: {dra: 56}`."""
+    for test in sorted(directory.glob("*_test.go")):
+        with contextlib.suppress(OSError):
+            if m := _TOPIC.search(test.read_text()):
+                return m.group(1)
+    return ""
+
+
+def _threshold(value: Any, topic: str) -> float:
+    if isinstance(value, dict):
+        value = value.get(topic, 0)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
 def _resolve(base: Path, p: str | None) -> str | None:
     return None if p is None else str((base / p).resolve())
 
@@ -78,6 +122,7 @@ def load(path: Path) -> list[TestCase]:
     if not isinstance(doc, list) or not doc:
         raise ConfigError(f"{path}: no test cases defined")
     base = path.parent
+    topic = benchmark_topic(base)
     cases: list[TestCase] = []
     for raw in doc:
         name = raw.get("name", "")
@@ -88,8 +133,7 @@ def load(path: Path) -> list[TestCase]:
             threshold = w.get("threshold", 0)
             workloads.append(Workload(
                 name=w["name"], params=dict(w.get("params") or {}), labels=list(w.get("labels") or []),
-                # A map of topic -> value: this runner has no topic, so the plain value only.
-                threshold=float(threshold) if isinstance(threshold, (int, float)) else 0.0,
+                threshold=_threshold(threshold, topic),
                 threshold_metric=wsel.get("name", "SchedulingThroughput"),
                 threshold_bucket=wsel.get("dataBucket", "Average"), threshold_lower=bool(wsel.get("expectLower")),
                 feature_gates=dict(w.get("featureGates") or {})))
@@ -202,13 +246,39 @@ def _patch(op: dict[str, Any], p: _Params) -> dict[str, Any]:
             op["steadyState"] = p.get(op.pop("steadyStateParam"), bool)
         if "durationParam" in op:
             op["duration"] = p.get(op.pop("durationParam"), str)
+    if code in ("createPodGroups", "createResourceClaims"):
+        for key in ("namespace", "templatePath"):
+            if not op.get(key):
+                raise ConfigError(f"{code}: {key} must be set")
+        if code == "createPodGroups" and int(op.get("count", 0)) < 1:
+            raise ConfigError(f"createPodGroups: count must be greater than 0, got {op.get('count', 0)}")
     if code == "sleep" and "durationParam" in op:
         op["duration"] = p.get(op.pop("durationParam"), str)
     if isinstance(op.get("templateParams"), dict):
         op["templateParams"] = p.template(op["templateParams"])
+    if code == "createPods":
+        _check_steady_state(op)
+    for key in UNSUPPORTED_OPTIONS.get(code, ()):
+        if op.get(key):
+            raise UnsupportedOperation(f"{code} with {key} is not implemented by this runner")
     if code == "barrier":
         op.setdefault("stageRequirement", "Scheduled")
     return op
+
+
+def _check_steady_state(op: dict[str, Any]) -> None:
+    """createPodsOp.isValid's steadyState rules."""
+    if not op.get("steadyState"):
+        return
+    if op.get("skipWaitToCompletion"):
+        raise ConfigError("skipWaitToCompletion and steadyState cannot be true at the same time")
+    d = op.get("duration") or "0"
+    try:
+        seconds = parse_duration(d) if isinstance(d, str) else float(d)
+    except ValueError as e:
+        raise ConfigError(f"createPods: duration: {e}") from None
+    if seconds <= 0:
+        raise ConfigError("when creating pods in a steady state, the test duration must be > 0")
 
 
 def unroll(tc: TestCase, w: Workload) -> list[dict[str, Any]]:
@@ -243,6 +313,22 @@ def unroll(tc: TestCase, w: Workload) -> list[dict[str, Any]]:
 
 def feature_gates(tc: TestCase, w: Workload) -> dict[str, bool]:
     return {**tc.feature_gates, **w.feature_gates}
+
+
+# The API versions mustSetupCluster serves for a feature: scheduler_perf's apiserver runs with
+# --runtime-config naming them.
+RUNTIME_CONFIG = {"DynamicResourceAllocation": ("resource.k8s.io/v1", "resource.k8s.io/v1beta2",
+                                                "resource.k8s.io/v1beta1", "resource.k8s.io/v1alpha3"),
+                  "GenericWorkload": ("scheduling.k8s.io/v1beta1",)}
+
+
+def plane_flags(gates: dict[str, bool]) -> tuple[str, str]:
+    """--feature-gates and --runtime-config for the plane, as scheduler_perf's in-process
+    apiserver gets them: the workload's gates (upstream sets them process-wide, so the apiserver
+    and the controllers have them too) and the API versions those features need."""
+    fg = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
+    rc = ",".join(f"{gv}=true" for feature, gvs in RUNTIME_CONFIG.items() if gates.get(feature) for gv in gvs)
+    return fg, rc
 
 
 def node_count(ops: list[dict[str, Any]]) -> int:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -24,34 +23,14 @@ import orjson
 
 from kubesched.api import ApiClient, ApiError
 from kubesched.api.client import MERGE_PATCH
-from kubesched_dev.bench.perf import objects
-from kubesched_dev.bench.perf.config import UnsupportedOperation
+from kubesched_dev.bench.perf import claims, objects, pod_ops
+from kubesched_dev.bench.perf.config import UnsupportedOperation, parse_duration
 from kubesched_dev.bench.perf.informer import PodInformer, PodState, labels_match
 from kubesched_dev.bench.perf.sampler import SAMPLE_INTERVAL_S, ThroughputSampler
 
 CREATE_PARALLELISM = 30
 WAIT_TIMEOUT_S = 600.0
 POLL_S = 1.0
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: str) -> float:
-    """Go's time.ParseDuration, in seconds."""
-    s = text.strip()
-    if s in ("0", ""):
-        return 0.0
-    pos, total = 0, 0.0
-    for m in _DURATION.finditer(s):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNIT[m.group(2)]
-        pos = m.end()
-    if pos != len(s):
-        raise ValueError(f"time: invalid duration {text!r}")
-    return total
-
-
 @dataclass
 class Collection:
     """One startCollectingMetrics..stopCollectingMetrics window (or a collectMetrics createPods)."""
@@ -198,7 +177,7 @@ class Executor:
     # --- pods ----------------------------------------------------------------------------------
 
     async def _op_createPods(self, op: dict[str, Any]) -> None:
-        self._refuse(op, "steadyState", "persistentVolumeClaimTemplatePath", "persistentVolumeTemplatePath")
+        self._refuse(op, "persistentVolumeClaimTemplatePath", "persistentVolumeTemplatePath")
         ns = op.get("namespace") or f"namespace-{op['index']}"
         await self._create_namespace(ns)
         count = int(op.get("count", 0))
@@ -206,18 +185,26 @@ class Executor:
             if op.get("skipWaitToCompletion"):
                 raise ValueError("collectMetrics and skipWaitToCompletion cannot be true at the same time")
             await self._start_collecting(ns, [ns], None)
-        await self.create_pods(ns, count, op.get("podTemplatePath") or self.default_pod_template,
-                               op.get("templateParams") or {}, int(op.get("signatureBatchSize") or 1))
-        if op.get("skipWaitToCompletion"):
-            self.pending[ns] = self.pending.get(ns, 0) + count
+        template = op.get("podTemplatePath") or self.default_pod_template
+        params, batch = op.get("templateParams") or {}, int(op.get("signatureBatchSize") or 1)
+        if op.get("steadyState"):
+            d = op.get("duration") or "0"
+            await pod_ops.create_pods_steadily(
+                self.client, self.informer, ns, count, parse_duration(d) if isinstance(d, str) else float(d),
+                lambda n: self.create_pods(ns, n, template, params, batch, quiet=n == 1), self.progress)
         else:
-            await self._wait(ns, None, count, attempted_too=False)
+            await self.create_pods(ns, count, template, params, batch)
+            if op.get("skipWaitToCompletion"):
+                self.pending[ns] = self.pending.get(ns, 0) + count
+            else:
+                await self._wait(ns, None, count, attempted_too=False)
         if op.get("collectMetrics"):
             await self._stop_collecting()
 
     async def create_pods(self, ns: str, count: int, template: str | None, params: dict[str, Any],
-                          batch: int) -> None:
-        self.progress(f"  createPods: {count} pod(s) in {ns}")
+                          batch: int, quiet: bool = False) -> None:
+        if not quiet:
+            self.progress(f"  createPods: {count} pod(s) in {ns}")
         path = f"/api/v1/namespaces/{ns}/pods"
 
         async def make(i: int) -> None:
@@ -319,6 +306,21 @@ class Executor:
             # update(obj, subresources...) then UpdateStatus(obj), as the op does
             await self.client.call("PUT", "/".join([path, *subresources]), params=params, body=obj)
             await self.client.call("PUT", f"{path}/status", params=params, body=obj)
+
+    async def _op_createPodGroups(self, op: dict[str, Any]) -> None:
+        ns = op["namespace"]
+        await self._create_namespace(ns)
+        await pod_ops.create_pod_groups(self.client, self.mapper, ns, int(op["count"]), op["templatePath"],
+                                        op.get("templateParams") or {}, self.progress)
+
+    async def _op_createResourceClaims(self, op: dict[str, Any]) -> None:
+        ns = op["namespace"]
+        await self._create_namespace(ns)
+        await claims.create_resource_claims(self.client, ns, int(op.get("count", 0)), op["templatePath"],
+                                            self.progress)
+
+    async def _op_allocResourceClaims(self, op: dict[str, Any]) -> None:
+        await claims.alloc_resource_claims(self.client, op.get("namespace") or "", self.progress)
 
     async def _op_churn(self, op: dict[str, Any]) -> None:
         mode = op.get("mode")

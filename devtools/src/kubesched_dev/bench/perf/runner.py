@@ -1,7 +1,8 @@
 """`kubesched bench --scheduler-perf`: each workload, each round, each contender on a fresh plane.
 
-The plane starts with no node; the contender starts (profile `default-scheduler`, the
-workload's feature gates, /metrics served for the bench) and is ready before the first
+The plane starts with no node and with the workload's feature gates (and the API versions they
+need, as scheduler_perf's apiserver serves them); the contender starts (profile
+`default-scheduler`, the same feature gates, /metrics served for the bench) and is ready before the first
 operation, as scheduler_perf's scheduler runs from the start. Then the operations run in order
 against it. Each metrics window reports what scheduler_perf reports: SchedulingThroughput from
 the per-second sampler, scheduler_scheduling_attempt_duration_seconds per result from the
@@ -95,6 +96,7 @@ class PerfRun:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     error: str = ""
     log: str = ""
+    loadavg: list[float] = field(default_factory=list)  # the machine's 1/5/15-minute load at the run's end
 
 
 def _scrape(url: str) -> str:
@@ -110,7 +112,10 @@ def _scrape(url: str) -> str:
     return body.decode(errors="replace") if status == 200 else ""
 
 
-def run_all(plans: list[Plan], contenders: list[str], rounds: int, out: Path, progress: Progress) -> list[PerfRun]:
+def run_all(plans: list[Plan], contenders: list[str], rounds: int, out: Path, progress: Progress,
+            on_run: Callable[[list[PerfRun]], None] = lambda _: None) -> list[PerfRun]:
+    """Every plan, round and contender; `on_run` sees the runs so far after each one (the JSON is
+    rewritten then, so an interrupted bench keeps what it measured)."""
     remove_stale_planes(progress)
     if any(c.startswith("kubesched") for c in contenders):
         warm_bytecode()
@@ -124,6 +129,7 @@ def run_all(plans: list[Plan], contenders: list[str], rounds: int, out: Path, pr
                 progress(f"round {rnd}/{rounds}: {c}: {p.name} ({p.nodes} nodes, {p.pods} pods)")
                 r = run_one(p, c, rnd, out, progress)
                 runs.append(r)
+                on_run(runs)
                 tp = r.SchedulingThroughput
                 progress(f"round {rnd}/{rounds}: {c}: {p.name}: "
                          + (f"SchedulingThroughput Average {tp['Average']:.1f} Perc50 {tp['Perc50']:.1f} "
@@ -147,7 +153,9 @@ def run_one(p: Plan, contender: str, rnd: int, out: Path, progress: Progress) ->
         if "ready in" in msg or "failed" in msg or "stale" in msg:
             progress(f"  plane: {msg}")
 
-    cluster = plane.up(name, Topology("scheduler-perf", ()), default_scheduler=False, progress=plane_progress)
+    fg, rc = config.plane_flags(gates)
+    cluster = plane.up(name, Topology("scheduler-perf", ()), default_scheduler=False, progress=plane_progress,
+                       feature_gates=fg, runtime_config=rc)
     try:
         ctx = RunContext(cluster, SCHEDULER_NAME, workdir, feature_gates=gates, metrics=True)
         asyncio.run(_measure(p, contender, ctx, r, progress))
@@ -156,8 +164,9 @@ def run_one(p: Plan, contender: str, rnd: int, out: Path, progress: Progress) ->
             e = e.exceptions[0]
         r.error = f"{type(e).__name__}: {e}"
     finally:
+        r.loadavg = [round(x, 2) for x in os.getloadavg()]
         plane.down(name, plane_progress)
-    progress(f"  run took {time.monotonic() - started:.0f} s in all")
+    progress(f"  run took {time.monotonic() - started:.0f} s in all; load average {r.loadavg}")
     return r
 
 
