@@ -84,3 +84,25 @@ class Meter:
     @property
     def peak_rss_bytes(self) -> int:
         return sum(self._rss.values())
+
+
+@dataclass
+class Window:
+    """CPU seconds other processes (the plane's apiserver and etcd) spend from `start()` to `stop()`:
+    what a contender's run costs them. A process that went away counts up to its last sample."""
+
+    pids: dict[str, int]
+    _start: dict[str, float] = field(default_factory=dict)
+    _end: dict[str, float] = field(default_factory=dict)
+
+    def start(self) -> None:
+        self._start = {name: cpu for name, pid in self.pids.items() if (cpu := cpu_seconds(pid)) is not None}
+        self._end = dict(self._start)
+
+    def stop(self) -> None:
+        for name, pid in self.pids.items():
+            if (cpu := cpu_seconds(pid)) is not None:
+                self._end[name] = cpu
+
+    def seconds(self, name: str) -> float:
+        return max(0.0, self._end.get(name, 0.0) - self._start.get(name, 0.0))

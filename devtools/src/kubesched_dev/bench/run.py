@@ -18,6 +18,7 @@ from kubesched.api import ApiClient, load_config
 from kubesched_dev.bench import capacity, restart, setup, stats, validity, workload, workloads
 from kubesched_dev.bench.contenders import STARTERS, RunContext, Running, warm_bytecode
 from kubesched_dev.bench.pending import pending_summary, pods_left
+from kubesched_dev.bench.procstat import Window
 from kubesched_dev.bench.report import RunResult
 from kubesched_dev.bench.watcher import Watcher
 from kubesched_dev.bench.workloads import Plan
@@ -31,6 +32,7 @@ TICK = 0.5
 # bind), naming why a pending pod waits, rather than waiting out the whole timeout.
 STALL_FIRST_S = 60.0
 STALL_S = 30.0
+PLANE_METERED = ("kube-apiserver", "etcd")
 
 
 @dataclass
@@ -82,7 +84,8 @@ def run_all(opts: Options, progress: Progress) -> list[RunResult]:
             results.append(result)
             progress(f"round {rnd}/{opts.rounds}: {name}: {result.bound}/{result.pods} bound, "
                      f"{result.pods_per_s:.1f} pods/s, {result.cpu_ms_per_pod:.2f} ms CPU a pod, "
-                     f"peak RSS {result.peak_rss_mb:.0f} MB" + (f"; ERROR: {result.error}" if result.error else "")
+                     f"peak RSS {result.peak_rss_mb:.0f} MB, apiserver {result.apiserver_ms_per_pod:.2f} ms CPU a pod"
+                     + (f"; ERROR: {result.error}" if result.error else "")
                      + (f"; INVALID: {result.invalid}" if result.invalid else ""))
     return results
 
@@ -127,6 +130,8 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
     names = plan.names
     first_pass = workloads.KINDS[plan.workload].first_pass
     ready: asyncio.Task[float] | None = None
+    # What the contender's requests (and kwok's answers to its binds) cost the plane's apiserver and etcd.
+    plane_cpu = Window({c: ctx.cluster.pids[c] for c in PLANE_METERED if c in ctx.cluster.pids})
     async with ApiClient(load_config(ctx.cluster.kubeconfig), qps=-1, burst=0, max_connections=40,
                          user_agent="kubesched-bench") as client:
         await workload.create_namespace(client)
@@ -136,11 +141,13 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             await workload.create_all(client, names, ctx.scheduler_name, on_created, manifest=plan.manifest)
             await watcher.start()
             result.bound_before_watch = watcher.bound_before_start
+            plane_cpu.start()
             running = STARTERS[contender](ctx)
             if first_pass:
                 ready = asyncio.create_task(_ready_at(running), name="bench/ready")
         else:
             await watcher.start()
+            plane_cpu.start()
             running = STARTERS[contender](ctx)
             await _wait_ready(running)
             result.ready_s = time.monotonic() - running.started
@@ -157,6 +164,7 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             await _wait_bound(running, watcher, opts, progress, client if plan.workload != "basic" else None,
                               victims)
         finally:
+            plane_cpu.stop()
             result.harness_cpu_s = time.process_time() - harness_cpu
             if ready is not None:
                 if ready.done() and not ready.cancelled() and ready.exception() is None:
@@ -169,6 +177,9 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             result.exit_code = await asyncio.to_thread(running.stop)
             await watcher.stop()
             _fill(result, running, watcher, created, first_pass)
+            result.apiserver_cpu_s = plane_cpu.seconds("kube-apiserver")
+            result.etcd_cpu_s = plane_cpu.seconds("etcd")
+            result.apiserver_ms_per_pod = result.apiserver_cpu_s * 1000 / result.bound if result.bound else 0.0
         report = await capacity.check(client, workload.NAMESPACE)
         result.overcommitted = report.overcommitted
         result.max_pods_on_a_node = report.max_pods_on_a_node
