@@ -52,9 +52,17 @@ class RunResult:
     harness_cpu_s: float = 0.0  # the bench's own CPU (watcher, creator) while the contender ran
     # The plane's kube-apiserver and etcd, from the contender's start until its last pod was seen bound
     # (kwok's status updates of the bound pods and the bench's watch included, alike for every contender).
+    plane_window_s: float = 0.0
     apiserver_cpu_s: float = 0.0
     etcd_cpu_s: float = 0.0
+    # Their CPU a second with nothing scheduling, measured just before the contender started
+    apiserver_idle_cpu_per_s: float = 0.0
+    etcd_idle_cpu_per_s: float = 0.0
+    # CPU a bound pod over that idle rate: what scheduling a pod cost them
     apiserver_ms_per_pod: float = 0.0
+    etcd_ms_per_pod: float = 0.0
+    # Writes the apiserver counted in the window, a pod, by "VERB resource[/subresource]"
+    apiserver_writes_per_pod: dict[str, float] = field(default_factory=dict)
     overcommitted: dict[str, list[str]] = field(default_factory=dict)
     max_pods_on_a_node: int = 0
     bound_before_watch: int = 0  # pods already bound when the watcher listed: must be 0
@@ -146,6 +154,10 @@ def _ratios(summary: list[ContenderSummary]) -> dict[str, float]:
     ks = by.get("kubesched")
     if ks is None:
         return out
+    js = by.get("kubesched-json")
+    if js is not None and js.apiserver_ms_per_pod_mean > 0:
+        out["kubesched/kubesched-json apiserver cpu per pod"] = (ks.apiserver_ms_per_pod_mean
+                                                                 / js.apiserver_ms_per_pod_mean)
     for other in ("kube-scheduler", "limit"):
         o = by.get(other)
         if o is not None and o.pods_per_s_mean > 0:
