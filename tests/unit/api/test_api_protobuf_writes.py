@@ -3,7 +3,6 @@ default), answered in protobuf; the series PATCH stays JSON."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, cast
 
 import orjson
@@ -13,6 +12,7 @@ from kubesched.api import ApiClient, Binder, BindResult, EventRecorder, Response
 from kubesched.api.client import JSON, STRATEGIC_MERGE_PATCH
 from tests.builders import make_pod
 from tests.unit.api.protobuf_golden import GOLDEN
+from tests.unit.api.test_api_events import drain
 
 
 class RecordingClient:
@@ -48,22 +48,12 @@ async def test_a_protobuf_conflict_reads_as_its_message() -> None:
         BindResult.CONFLICT, 409, 'pods "p-1" is already assigned to node "n1"')
 
 
-async def _drain(recorder: EventRecorder) -> None:
-    task = asyncio.create_task(recorder.run())
-    try:
-        await asyncio.wait_for(recorder.flush(), 5)
-    finally:
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-
 async def test_event_is_protobuf_and_its_series_patch_json() -> None:
     client = RecordingClient(Response(201, b""))
     recorder = EventRecorder(cast(ApiClient, client), "kubesched", "kubesched-host", use_protobuf=True)
     for _ in range(2):
         recorder.failed_scheduling(make_pod("p", "ns").obj(), "0/1 nodes are available: 1 Too many pods.")
-    await _drain(recorder)
+    await drain(recorder)
     (post, path, body, content_type, accept), patch = client.calls
     assert (post, path, content_type, accept) == ("POST", "/apis/events.k8s.io/v1/namespaces/ns/events",
                                                   protobuf.PROTOBUF, protobuf.ACCEPT)
