@@ -30,16 +30,19 @@ _VARINT, _LEN = 0, 2
 
 
 def _varint(n: int) -> bytes:
+    if 0 <= n < 0x80:
+        return _SMALL[n]
     if n < 0:
         n += 1 << 64  # int64/int32 negatives: ten bytes of two's complement, as Go writes them
-    if n < 0x80:
-        return bytes((n,))
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_SMALL = [bytes((n,)) for n in range(0x80)]
 
 
 def _message(field: int, data: bytes) -> bytes:
@@ -54,21 +57,29 @@ def _number(field: int, n: int) -> bytes:
     return _varint(field << 3 | _VARINT) + _varint(n)
 
 
+# The fields written empty (Go writes a string or a non-pointer struct even when it is empty), once.
+_EMPTY = {field: _string(field, "") for field in range(1, 16)}
+# ObjectMeta after uid: resourceVersion "", generation 0, creationTimestamp zero
+_META_TAIL = _EMPTY[6] + _number(7, 0) + _message(8, b"")
+# runtime.Unknown after raw: contentEncoding "", contentType ""
+_UNKNOWN_TAIL = _EMPTY[3] + _EMPTY[4]
+# Event after type: deprecatedSource (an empty EventSource), deprecatedFirst/LastTimestamp (zero), deprecatedCount
+_EVENT_TAIL = _message(12, _EMPTY[1] + _EMPTY[2]) + _message(13, b"") + _message(14, b"") + _number(15, 0)
+_REFERENCE_KEYS = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+
+
 def envelope(api_version: str, kind: str, raw: bytes) -> bytes:
     """The body: magic, then runtime.Unknown (contentEncoding and contentType empty, as Go writes them)."""
-    return (MAGIC + _message(1, _string(1, api_version) + _string(2, kind)) + _message(2, raw)
-            + _string(3, "") + _string(4, ""))
+    return MAGIC + _message(1, _string(1, api_version) + _string(2, kind)) + _message(2, raw) + _UNKNOWN_TAIL
 
 
 def _object_meta(name: str, namespace: str, uid: str = "") -> bytes:
-    # name, generateName, namespace, selfLink, uid, resourceVersion, generation, creationTimestamp (zero)
-    return (_string(1, name) + _string(2, "") + _string(3, namespace) + _string(4, "") + _string(5, uid)
-            + _string(6, "") + _number(7, 0) + _message(8, b""))
+    # name, generateName, namespace, selfLink, uid, then the empty tail
+    return _string(1, name) + _EMPTY[2] + _string(3, namespace) + _EMPTY[4] + _string(5, uid) + _META_TAIL
 
 
 def _object_reference(ref: Mapping[str, str]) -> bytes:
-    return b"".join(_string(i, ref.get(key, "")) for i, key in enumerate(
-        ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"), start=1))
+    return b"".join([_string(i, ref.get(key, "")) for i, key in enumerate(_REFERENCE_KEYS, start=1)])
 
 
 def _micro_time(text: str | None) -> bytes:
@@ -80,11 +91,19 @@ def _micro_time(text: str | None) -> bytes:
     return _number(1, seconds) + _number(2, t.microsecond * 1000)
 
 
+_BINDING_TYPE = _message(1, _string(1, "v1") + _string(2, "Binding"))
+_EVENT_TYPE = _message(1, _string(1, "events.k8s.io/v1") + _string(2, "Event"))
+# ObjectReference{kind: Node, namespace: "", name: ...}: the part before the name
+_NODE_HEAD = _string(1, "Node") + _EMPTY[2]
+# ... and after it: uid "", apiVersion v1, resourceVersion "", fieldPath ""
+_NODE_TAIL = _EMPTY[4] + _string(5, "v1") + _EMPTY[6] + _EMPTY[7]
+
+
 def binding(namespace: str, name: str, uid: str, node: str) -> bytes:
     """core/v1 Binding of the pod to `node`: the body of POST pods/{name}/binding."""
-    target = _object_reference({"kind": "Node", "name": node, "apiVersion": "v1"})
+    target = _NODE_HEAD + _string(3, node) + _NODE_TAIL
     raw = _message(1, _object_meta(name, namespace, uid)) + _message(2, target)
-    return envelope("v1", "Binding", raw)
+    return MAGIC + _BINDING_TYPE + _message(2, raw) + _UNKNOWN_TAIL
 
 
 def event(ev: Mapping[str, Any]) -> bytes:
@@ -92,20 +111,18 @@ def event(ev: Mapping[str, Any]) -> bytes:
     `series` when it has one): the body of POST events. Fields kubesched never sets (related,
     the deprecated ones) are written empty, as Go writes a zero struct."""
     meta = ev["metadata"]
-    raw = _message(1, _object_meta(meta["name"], meta.get("namespace", ""), meta.get("uid", "")))
-    raw += _message(2, _micro_time(ev.get("eventTime")))
+    parts = [_message(1, _object_meta(meta["name"], meta.get("namespace", ""), meta.get("uid", ""))),
+             _message(2, _micro_time(ev.get("eventTime")))]
     if (series := ev.get("series")) is not None:
         last = _micro_time(series.get("lastObservedTime"))
-        raw += _message(3, _number(1, series.get("count", 0)) + _message(2, last))
-    raw += (_string(4, ev.get("reportingController", "")) + _string(5, ev.get("reportingInstance", ""))
-            + _string(6, ev.get("action", "")) + _string(7, ev.get("reason", ""))
-            + _message(8, _object_reference(ev.get("regarding", {}))))
+        parts.append(_message(3, _number(1, series.get("count", 0)) + _message(2, last)))
+    parts += [_string(4, ev.get("reportingController", "")), _string(5, ev.get("reportingInstance", "")),
+              _string(6, ev.get("action", "")), _string(7, ev.get("reason", "")),
+              _message(8, _object_reference(ev.get("regarding", {})))]
     if (related := ev.get("related")) is not None:
-        raw += _message(9, _object_reference(related))
-    raw += (_string(10, ev.get("note", "")) + _string(11, ev.get("type", ""))
-            # deprecatedSource (an empty EventSource), deprecatedFirst/LastTimestamp (zero), deprecatedCount
-            + _message(12, _string(1, "") + _string(2, "")) + _message(13, b"") + _message(14, b"") + _number(15, 0))
-    return envelope("events.k8s.io/v1", "Event", raw)
+        parts.append(_message(9, _object_reference(related)))
+    parts += [_string(10, ev.get("note", "")), _string(11, ev.get("type", "")), _EVENT_TAIL]
+    return MAGIC + _EVENT_TYPE + _message(2, b"".join(parts)) + _UNKNOWN_TAIL
 
 
 # --- reading -----------------------------------------------------------------------------------
