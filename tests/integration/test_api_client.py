@@ -175,7 +175,8 @@ async def test_binding_outcomes(plane: Kube, client: ApiClient, ns: str, use_pro
     assert second.result is BindResult.CONFLICT, second
     assert second.status == 409
     # The apiserver's Status, read whichever encoding it answered in.
-    assert second.message == 'pod b is already assigned to node "kind-worker"', second
+    assert second.message == ('Operation cannot be fulfilled on pods/binding "b": pod b is already assigned to node '
+                              '"kind-worker"'), second
 
     missing = await binder.bind(ns, "no-such-pod", "u", "kind-worker")
     assert missing.result is BindResult.NOT_FOUND, missing
