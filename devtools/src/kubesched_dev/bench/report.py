@@ -58,9 +58,10 @@ class RunResult:
     # Their CPU a second with nothing scheduling, measured just before the contender started
     apiserver_idle_cpu_per_s: float = 0.0
     etcd_idle_cpu_per_s: float = 0.0
-    # CPU a bound pod over that idle rate: what scheduling a pod cost them
+    # CPU in the window a bound pod, and the apiserver's over that idle rate
     apiserver_ms_per_pod: float = 0.0
     etcd_ms_per_pod: float = 0.0
+    apiserver_net_ms_per_pod: float = 0.0
     # Writes the apiserver counted in the window, a pod, by "VERB resource[/subresource]"
     apiserver_writes_per_pod: dict[str, float] = field(default_factory=dict)
     overcommitted: dict[str, list[str]] = field(default_factory=dict)
