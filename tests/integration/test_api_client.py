@@ -153,10 +153,15 @@ async def test_relist_delivers_deletions_made_during_the_gap(plane: Kube, client
     assert sorted(seen.events) == [("add", "new"), ("delete", "gone"), ("update", "changed")]
 
 
-async def test_binding_outcomes(plane: Kube, client: ApiClient, ns: str) -> None:
+# Both encodings of the writes (clientConnection.contentType): protobuf, kube-scheduler's default, and JSON.
+ENCODINGS = [pytest.param(True, id="protobuf"), pytest.param(False, id="json")]
+
+
+@pytest.mark.parametrize("use_protobuf", ENCODINGS)
+async def test_binding_outcomes(plane: Kube, client: ApiClient, ns: str, use_protobuf: bool) -> None:
     created = plane.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest("b"))
     uid = created["metadata"]["uid"]
-    binder = Binder(client)
+    binder = Binder(client, use_protobuf=use_protobuf)
 
     wrong_uid = await binder.bind(ns, "b", "00000000-0000-0000-0000-000000000000", "kind-worker")
     assert wrong_uid.result is BindResult.CONFLICT, wrong_uid
@@ -169,17 +174,21 @@ async def test_binding_outcomes(plane: Kube, client: ApiClient, ns: str) -> None
     second = await binder.bind(ns, "b", uid, "kind-worker2")
     assert second.result is BindResult.CONFLICT, second
     assert second.status == 409
+    # The apiserver's Status, read whichever encoding it answered in.
+    assert second.message == ('Operation cannot be fulfilled on pods/binding "b": pod b is already assigned to node '
+                              '"kind-worker"'), second
 
     missing = await binder.bind(ns, "no-such-pod", "u", "kind-worker")
     assert missing.result is BindResult.NOT_FOUND, missing
 
 
-async def test_events_and_condition_are_visible(plane: Kube, client: ApiClient, ns: str) -> None:
+@pytest.mark.parametrize("use_protobuf", ENCODINGS)
+async def test_events_and_condition_are_visible(plane: Kube, client: ApiClient, ns: str, use_protobuf: bool) -> None:
     created = plane.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest("e"))
     pod = msgspec.json.decode(msgspec.json.encode(created), type=Pod)
     message = ("0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Insufficient cpu. "
                "preemption: not tried")
-    recorder = EventRecorder(client, "kubesched-api-test", "kubesched-api-test-host")
+    recorder = EventRecorder(client, "kubesched-api-test", "kubesched-api-test-host", use_protobuf=use_protobuf)
     tasks = TaskSet()
     tasks.spawn(recorder.run(), "test/events")
     try:
@@ -198,6 +207,10 @@ async def test_events_and_condition_are_visible(plane: Kube, client: ApiClient, 
     assert event["action"] == "Scheduling"
     assert event["note"] == message
     assert event["reportingController"] == "kubesched-api-test"
+    assert event["reportingInstance"] == "kubesched-api-test-host"
+    assert event["regarding"] == {"kind": "Pod", "namespace": ns, "name": "e", "uid": created["metadata"]["uid"],
+                                  "apiVersion": "v1", "resourceVersion": created["metadata"]["resourceVersion"]}
+    assert event["eventTime"].endswith("Z"), event["eventTime"]
     assert event["series"]["count"] == 2
     # The core/v1 view that `kubectl describe` shows.
     core = plane.get(f"/api/v1/namespaces/{ns}/events")["items"]

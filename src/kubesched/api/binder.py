@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from kubesched.api.client import ApiClient
+from kubesched.api import protobuf
+from kubesched.api.client import JSON, ApiClient
 from kubesched.api.errors import ApiConnectionError, ApiError
 
 log = logging.getLogger(__name__)
@@ -53,16 +54,24 @@ def binding_body(namespace: str, name: str, uid: str, node: str) -> bytes:
 
 
 class Binder:
-    def __init__(self, client: ApiClient, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
+    """`use_protobuf`: send the binding as Kubernetes protobuf and take the answer in it
+    (clientConnection.contentType application/vnd.kubernetes.protobuf, kube-scheduler's default)."""
+
+    def __init__(self, client: ApiClient, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT, *,
+                 use_protobuf: bool = False) -> None:
         self.client = client
         self._slots = asyncio.Semaphore(max_in_flight)
+        self._encode = protobuf.binding if use_protobuf else binding_body
+        self._content_type = protobuf.PROTOBUF if use_protobuf else JSON
+        self._accept: str | None = protobuf.ACCEPT if use_protobuf else None
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> BindOutcome:
         path = f"/api/v1/namespaces/{namespace}/pods/{name}/binding"
-        body = binding_body(namespace, name, uid, node)
+        body = self._encode(namespace, name, uid, node)
         async with self._slots:
             try:
-                resp = await self.client.request("POST", path, body=body)
+                resp = await self.client.request("POST", path, body=body, content_type=self._content_type,
+                                                 accept=self._accept)
             except ApiConnectionError as e:
                 return BindOutcome(BindResult.ERROR, 0, str(e))
             except Exception as e:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
+from kubesched.api import protobuf
+
 
 class Status(msgspec.Struct, omit_defaults=True):
     """metav1.Status, as returned for errors (and for a successful binding)."""
@@ -18,6 +20,10 @@ _status_decoder = msgspec.json.Decoder(Status)
 
 
 def decode_status(body: bytes) -> Status | None:
+    """The Status of an answer in JSON or (to a protobuf request) Kubernetes protobuf; None for neither."""
+    if body.startswith(protobuf.MAGIC):
+        st = protobuf.status(body)
+        return None if st is None else Status(status=st[0], message=st[1], reason=st[2], code=st[3])
     try:
         return _status_decoder.decode(body)
     except msgspec.DecodeError:

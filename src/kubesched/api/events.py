@@ -27,7 +27,8 @@ from typing import Any, cast
 
 import orjson
 
-from kubesched.api.client import STRATEGIC_MERGE_PATCH, ApiClient
+from kubesched.api import protobuf
+from kubesched.api.client import JSON, STRATEGIC_MERGE_PATCH, ApiClient
 from kubesched.api.errors import ApiConnectionError, ApiError
 from kubesched.model.objects import Pod
 
@@ -153,8 +154,14 @@ class EventRecorder:
         *,
         workers: int = 8,
         max_queued: int = MAX_QUEUED_EVENTS,
+        use_protobuf: bool = False,
     ) -> None:
         self.client = client
+        # Creates as Kubernetes protobuf (kube-scheduler's default content type); series PATCHes
+        # stay JSON, the only patch encoding the apiserver takes.
+        self._encode = protobuf.event if use_protobuf else orjson.dumps
+        self._content_type = protobuf.PROTOBUF if use_protobuf else JSON
+        self._accept: str | None = protobuf.ACCEPT if use_protobuf else None
         self.reporting_controller = reporting_controller
         self._hostname = socket.gethostname()
         self.reporting_instance = reporting_instance or f"{reporting_controller}-{self._hostname}"
@@ -270,7 +277,8 @@ class EventRecorder:
                         return
                     # The original is gone (expired or never written): create it with its series.
                 path = f"/apis/events.k8s.io/v1/namespaces/{ns}/events"
-                resp = await self.client.request("POST", path, body=orjson.dumps(event))
+                resp = await self.client.request("POST", path, body=self._encode(event),
+                                                 content_type=self._content_type, accept=self._accept)
                 self._check(resp.status, resp.body, path)
                 return
             except ApiConnectionError as e:

@@ -33,14 +33,15 @@ class Http1Pool:
         self._prefix = url.path.rstrip("/")
         self._ssl = (ssl_context or ssl.create_default_context()) if self._tls else None
         self._server_hostname = (server_hostname or self._host) if self._tls else None
-        self._fixed = (f"Host: {url.netloc}\r\nUser-Agent: {user_agent}\r\nAccept: application/json\r\n")
+        self._fixed = f"Host: {url.netloc}\r\nUser-Agent: {user_agent}\r\n"
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self._slots = asyncio.Semaphore(size)
         self._dial = dial
 
     async def request(self, method: str, path: str, body: bytes, headers: Mapping[str, str],
                       time_limit: float) -> tuple[int, bytes]:
-        head = (f"{method} {self._prefix}{path} HTTP/1.1\r\n{self._fixed}Content-Length: {len(body)}\r\n"
+        accept = "" if "Accept" in headers else "Accept: application/json\r\n"
+        head = (f"{method} {self._prefix}{path} HTTP/1.1\r\n{self._fixed}{accept}Content-Length: {len(body)}\r\n"
                 + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode("latin-1") + body
         async with self._slots:
             # A reused connection may have been closed by the server while idle; that shows as EOF

@@ -80,8 +80,9 @@ def common_options(f: F) -> F:
                      help="Requests above the rate allowed in a burst (clientConnection.burst; ignored with "
                           "--config, as kube-scheduler does)."),
         click.option("--kube-api-content-type", default=None, metavar="TYPE",
-                     help=f"clientConnection.contentType (ignored with --config): {JSON}; {PROTOBUF}, "
-                          "kube-scheduler's default, is taken as JSON, the one kubesched speaks."),
+                     help=f"clientConnection.contentType (ignored with --config): {PROTOBUF} (the default, "
+                          f"as kube-scheduler's) writes each pod's binding and event as protobuf; {JSON} "
+                          "writes them as JSON. Reads and patches are JSON either way."),
         click.option("--profiling", type=click.BOOL, default=None, is_flag=False, flag_value=True,
                      metavar="[=BOOL]",
                      help="enableProfiling (default true; ignored with --config): serve /debug/pprof/ (a "
@@ -123,15 +124,11 @@ def log_settings(log_format: str | None, log_level: str | None, logging_format: 
 
 
 def content_type(value: str) -> str:
-    """The content type kubesched's client uses for --kube-api-content-type=`value`, or
-    click.BadParameter for one it cannot send."""
-    if value == JSON:
-        return JSON
-    if value == PROTOBUF:
-        log.info(f"--kube-api-content-type={PROTOBUF}: kubesched's client speaks {JSON}, which it uses")
-        return JSON
-    raise click.BadParameter(f"{value!r}: kubesched's client speaks {JSON} ({PROTOBUF}, kube-scheduler's default, "
-                             "is taken as it)", param_hint="--kube-api-content-type")
+    """--kube-api-content-type=`value`, or click.BadParameter for one kubesched cannot send."""
+    if value in (JSON, PROTOBUF):
+        return value
+    raise click.BadParameter(f"{value!r}: expected {PROTOBUF} (kube-scheduler's default) or {JSON}",
+                             param_hint="--kube-api-content-type")
 
 
 def apply_deprecated(config: SchedulerConfig, config_path: str | None,

@@ -48,8 +48,9 @@ LEADER_ELECTION_FIELDS = (
     "resourceNamespace",
 )
 CLIENT_CONNECTION_FIELDS = ("kubeconfig", "acceptContentTypes", "contentType", "qps", "burst")
-# kubesched's client speaks JSON only; protobuf (kube-scheduler's default) is warned about, not used.
-SUPPORTED_CONTENT_TYPES = ("application/json",)
+# kube-scheduler's default first: with it the binding and the event are written as protobuf (reads,
+# patches and other writes stay JSON).
+SUPPORTED_CONTENT_TYPES = ("application/vnd.kubernetes.protobuf", "application/json")
 
 
 def load(
@@ -223,7 +224,8 @@ def _client_connection(doc: Mapping[str, Any], errs: Errors, unimplemented: list
         unimplemented.append(child(path, "acceptContentTypes"))
     content_type = get_str(obj, "contentType", path, errs) or SUPPORTED_CONTENT_TYPES[0]
     if content_type not in SUPPORTED_CONTENT_TYPES:
-        unimplemented.append(f"{child(path, 'contentType')} ({content_type}; kubesched uses application/json)")
+        unimplemented.append(f"{child(path, 'contentType')} ({content_type}; kubesched uses "
+                             f"{SUPPORTED_CONTENT_TYPES[0]})")
         content_type = SUPPORTED_CONTENT_TYPES[0]
     burst = get_int(obj, "burst", path, errs) or 0
     if burst < 0:

@@ -30,7 +30,8 @@ class ClientConnection:
     kubeconfig: str = ""
     qps: float = 50.0
     burst: int = 100
-    content_type: str = "application/json"
+    # kube-scheduler's default: the binding and the event go as Kubernetes protobuf; reads stay JSON.
+    content_type: str = "application/vnd.kubernetes.protobuf"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from kubesched.api import (
 )
 from kubesched.api.leaderelection import LeaderElector
 from kubesched.api.pod_group_status import write_pod_group_condition
+from kubesched.api.protobuf import PROTOBUF
 from kubesched.backend.cache.cache import Cache
 from kubesched.backend.cache.pod_groups import PodGroupStates
 from kubesched.backend.queue import (
@@ -106,8 +107,10 @@ class Scheduler:
         self.namespaces = sources.namespaces
         # One handle for every profile: plugins reach the cache's snapshot, the clock, the pods waiting
         # at Permit and the binding port through it, never the API client itself.
-        self.binder = Binder(client, max_in_flight=max_binds_in_flight)
-        self.events = EventRecorder(client, reporting_controller=config.profiles[0].scheduler_name)
+        use_protobuf = config.client_connection.content_type == PROTOBUF
+        self.binder = Binder(client, max_in_flight=max_binds_in_flight, use_protobuf=use_protobuf)
+        self.events = EventRecorder(client, reporting_controller=config.profiles[0].scheduler_name,
+                                    use_protobuf=use_protobuf)
         self.writes = writes = ApiWrites(client, self.binder, self.events)
         self.handle = Handle(snapshot=self.cache.snapshot, clock=clock, pods=self.pods, nodes=self.nodes,
                              jobs=self.jobs, bind_pod=writes.bind_pod, nominate_pod=writes.nominate_pod,

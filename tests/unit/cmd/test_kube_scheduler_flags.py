@@ -125,7 +125,8 @@ def _invoke(*args: str) -> tuple[int, str]:
     pytest.param(["--min-compatibility-version=kube=1.37"], "--min-compatibility-version=1.36 only",
                  id="min-compatibility-version"),
     pytest.param(["--emulated-version=wardle=1.2"], "component not registered: wardle", id="emulated-component"),
-    pytest.param(["--kube-api-content-type=application/cbor"], "kubesched's client speaks application/json",
+    pytest.param(["--kube-api-content-type=application/cbor"],
+                 "expected application/vnd.kubernetes.protobuf (kube-scheduler's default) or application/json",
                  id="content-type"),
 ])
 def test_refused_at_start(args: list[str], message: str, tmp_path: Path) -> None:
@@ -136,12 +137,13 @@ def test_refused_at_start(args: list[str], message: str, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("args", "fields"), [
-    pytest.param([], {"enableProfiling": True, "enableContentionProfiling": True, "contentType": "application/json"},
-                 id="defaults"),
+    pytest.param([], {"enableProfiling": True, "enableContentionProfiling": True,
+                      "contentType": "application/vnd.kubernetes.protobuf"}, id="defaults"),
     pytest.param(["--profiling=false", "--contention-profiling=false"],
                  {"enableProfiling": False, "enableContentionProfiling": False}, id="profiling-off"),
     pytest.param(["--kube-api-content-type=application/vnd.kubernetes.protobuf"],
-                 {"contentType": "application/json"}, id="protobuf-is-json"),
+                 {"contentType": "application/vnd.kubernetes.protobuf"}, id="protobuf"),
+    pytest.param(["--kube-api-content-type=application/json"], {"contentType": "application/json"}, id="json"),
     pytest.param(["--feature-gates=SchedulerPopFromBackoffQ=false,ComponentFlagz=false", "--emulated-version=kube=1.37",
                   "--min-compatibility-version=1.36.0"], {}, id="gates-kubesched-implements"),
 ])

@@ -267,9 +267,11 @@ UNIMPLEMENTED_CASES = [
     pytest.param("delayCacheUntilActive: true\n", ["delayCacheUntilActive"], id="delay-cache"),
     pytest.param("extenders: []\n", [], id="empty-extenders-is-nothing"),
     pytest.param("leaderElection:\n  leaderElect: false\n  resourceName: x\n", [], id="leader-election-is-implemented"),
-    pytest.param("clientConnection:\n  contentType: application/vnd.kubernetes.protobuf\n",
-                 ["clientConnection.contentType (application/vnd.kubernetes.protobuf; kubesched uses "
-                  "application/json)"], id="protobuf"),
+    pytest.param("clientConnection:\n  contentType: application/vnd.kubernetes.protobuf\n", [], id="protobuf"),
+    pytest.param("clientConnection:\n  contentType: application/json\n", [], id="json"),
+    pytest.param("clientConnection:\n  contentType: application/yaml\n",
+                 ["clientConnection.contentType (application/yaml; kubesched uses "
+                  "application/vnd.kubernetes.protobuf)"], id="other-content-type"),
     pytest.param("clientConnection:\n  acceptContentTypes: application/json\n",
                  ["clientConnection.acceptContentTypes"], id="accept-content-types"),
     pytest.param("profiles:\n  - plugins:\n      multiPoint:\n        enabled:\n          - name: PodGroupPodsCount\n",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -58,3 +59,16 @@ def test_meter_reads_this_process() -> None:
     assert meter.cpu_seconds > 0
     assert meter.peak_rss_bytes > 10 * 2**20
     assert os.getpid() in procstat.descendants(os.getpid())
+
+
+def test_window_counts_only_the_cpu_spent_inside_it() -> None:
+    window = procstat.Window({"self": os.getpid(), "gone": 2**22 + 1})
+    sum(i * i for i in range(200_000))  # before the window: not counted
+    window.start()
+    deadline = time.process_time() + 0.05
+    while time.process_time() < deadline:
+        pass
+    window.stop()
+    # /proc counts in ticks of 10 ms
+    assert 0.03 <= window.seconds("self") <= 0.2
+    assert window.seconds("gone") == 0.0

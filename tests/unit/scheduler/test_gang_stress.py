@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api import protobuf
 from kubesched.model.objects import Pod
 from kubesched.scheduler.scheduler import Scheduler
 from tests.builders import make_node, make_pod, make_pod_group
@@ -25,9 +26,21 @@ def _bound_nodes(client: ScriptedClient, start: int) -> dict[str, str]:
     out: dict[str, str] = {}
     for (method, path), body in list(zip(client.calls, client.bodies, strict=True))[start:]:
         if method == "POST" and path.endswith("/binding"):
-            doc: Any = json.loads(body) if isinstance(body, bytes | str) else body
-            out[path.split("/")[-2]] = doc["target"]["name"]
+            out[path.split("/")[-2]] = _target(body)
     return out
+
+
+def _target(body: Any) -> str:
+    """The node of a binding's body: protobuf (the default content type), JSON or a dict."""
+    if isinstance(body, bytes) and body.startswith(protobuf.MAGIC):
+        _, _, raw = protobuf.unwrap(body)
+        target = dict(protobuf.fields(raw))[2]
+        assert isinstance(target, bytes)
+        name = dict(protobuf.fields(target))[3]
+        assert isinstance(name, bytes)
+        return name.decode()
+    doc: Any = json.loads(body) if isinstance(body, bytes | str) else body
+    return str(doc["target"]["name"])
 
 
 async def _cycles(sched: Scheduler) -> None:

@@ -120,11 +120,16 @@ class Running:
         return self.proc.returncode
 
 
-def scheduler_config(ctx: RunContext) -> Path:
+def scheduler_config(ctx: RunContext, content_type: str | None = None) -> Path:
+    """The contenders' configuration; `content_type` sets clientConnection.contentType (unset: the
+    default, protobuf for both schedulers)."""
     path = ctx.workdir / "scheduler-config.yaml"
+    connection: dict[str, object] = {"kubeconfig": ctx.cluster.kubeconfig, "qps": QPS, "burst": QPS}
+    if content_type is not None:
+        connection["contentType"] = content_type
     path.write_text(yaml.safe_dump({
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-        "clientConnection": {"kubeconfig": ctx.cluster.kubeconfig, "qps": QPS, "burst": QPS},
+        "clientConnection": connection,
         "leaderElection": {"leaderElect": False},
         "profiles": [{"schedulerName": ctx.scheduler_name}],
     }, sort_keys=False))
@@ -161,8 +166,9 @@ def start_kube_scheduler(ctx: RunContext) -> Running:
     return running
 
 
-def start_kubesched(ctx: RunContext, name: str = "kubesched", extra: tuple[str, ...] = ()) -> Running:
-    run_args = ["run", f"--kubeconfig={ctx.cluster.kubeconfig}", f"--config={scheduler_config(ctx)}",
+def start_kubesched(ctx: RunContext, name: str = "kubesched", extra: tuple[str, ...] = (),
+                    content_type: str | None = None) -> Running:
+    run_args = ["run", f"--kubeconfig={ctx.cluster.kubeconfig}", f"--config={scheduler_config(ctx, content_type)}",
                 "--logging-format=json", "--secure-port=0", *_gates(ctx), *extra]
     serve_port = procs.free_port() if ctx.metrics else 0
     if serve_port:
@@ -193,4 +199,6 @@ STARTERS: dict[str, Callable[[RunContext], Running]] = {
     # The same scheduler on asyncio's own event loop: the before/after of moving to uvloop.
     "kubesched-asyncio": functools.partial(start_kubesched, name="kubesched-asyncio",
                                            extra=("--event-loop=asyncio",)),
+    # The same scheduler writing its bindings and events as JSON: the before/after of protobuf writes.
+    "kubesched-json": functools.partial(start_kubesched, name="kubesched-json", content_type="application/json"),
 }

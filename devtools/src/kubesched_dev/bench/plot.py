@@ -15,7 +15,7 @@ from pathlib import Path
 from kubesched_dev.bench.report import RunResult
 
 COLOURS = {"limit": "#7f7f7f", "kube-scheduler": "#1f77b4", "kubesched": "#d62728",
-           "kubesched-asyncio": "#ff9896"}
+           "kubesched-asyncio": "#ff9896", "kubesched-json": "#ff7f0e"}
 
 
 MISSING = ("matplotlib is not installed: it comes with kubesched-dev's `bench` extra "

@@ -8,6 +8,7 @@ parent's cutime, which would count them twice.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,3 +85,29 @@ class Meter:
     @property
     def peak_rss_bytes(self) -> int:
         return sum(self._rss.values())
+
+
+@dataclass
+class Window:
+    """CPU seconds other processes (the plane's apiserver and etcd) spend from `start()` to `stop()`:
+    what a contender's run costs them. A process that went away counts up to its last sample."""
+
+    pids: dict[str, int]
+    _start: dict[str, float] = field(default_factory=dict)
+    _end: dict[str, float] = field(default_factory=dict)
+    _started: float = 0.0
+    elapsed: float = 0.0  # seconds from start() to the last stop()
+
+    def start(self) -> None:
+        self._started = time.monotonic()
+        self._start = {name: cpu for name, pid in self.pids.items() if (cpu := cpu_seconds(pid)) is not None}
+        self._end = dict(self._start)
+
+    def stop(self) -> None:
+        self.elapsed = time.monotonic() - self._started
+        for name, pid in self.pids.items():
+            if (cpu := cpu_seconds(pid)) is not None:
+                self._end[name] = cpu
+
+    def seconds(self, name: str) -> float:
+        return max(0.0, self._end.get(name, 0.0) - self._start.get(name, 0.0))

@@ -50,6 +50,20 @@ class RunResult:
     cpu_ms_per_pod: float = 0.0
     peak_rss_mb: float = 0.0
     harness_cpu_s: float = 0.0  # the bench's own CPU (watcher, creator) while the contender ran
+    # The plane's kube-apiserver and etcd, from the contender's start until its last pod was seen bound
+    # (kwok's status updates of the bound pods and the bench's watch included, alike for every contender).
+    plane_window_s: float = 0.0
+    apiserver_cpu_s: float = 0.0
+    etcd_cpu_s: float = 0.0
+    # Their CPU a second with nothing scheduling, measured just before the contender started
+    apiserver_idle_cpu_per_s: float = 0.0
+    etcd_idle_cpu_per_s: float = 0.0
+    # CPU in the window a bound pod, and the apiserver's over that idle rate
+    apiserver_ms_per_pod: float = 0.0
+    etcd_ms_per_pod: float = 0.0
+    apiserver_net_ms_per_pod: float = 0.0
+    # Writes the apiserver counted in the window, a pod, by "VERB resource[/subresource]"
+    apiserver_writes_per_pod: dict[str, float] = field(default_factory=dict)
     overcommitted: dict[str, list[str]] = field(default_factory=dict)
     max_pods_on_a_node: int = 0
     bound_before_watch: int = 0  # pods already bound when the watcher listed: must be 0
@@ -89,6 +103,7 @@ class ContenderSummary:
     peak_rss_mb_mean: float
     latency_p99_ms_mean: float | None
     workload: str = "basic"
+    apiserver_ms_per_pod_mean: float = 0.0
     restart_first_bind_s_mean: float | None = None  # --restart-check
     restart_peak_rss_mb_mean: float | None = None
 
@@ -117,6 +132,7 @@ def summarize(results: list[RunResult]) -> list[ContenderSummary]:
             cpu_ms_per_pod_mean=_mean([r.cpu_ms_per_pod for r in runs]),
             peak_rss_mb_mean=_mean([r.peak_rss_mb for r in runs]),
             latency_p99_ms_mean=_mean(lat) if lat else None, workload=wl,
+            apiserver_ms_per_pod_mean=_mean([r.apiserver_ms_per_pod for r in runs]),
             restart_first_bind_s_mean=_mean_or_none(
                 [r.restart.first_bind_s for r in runs if r.restart and r.restart.first_bind_s is not None]),
             restart_peak_rss_mb_mean=_mean_or_none(
@@ -139,6 +155,10 @@ def _ratios(summary: list[ContenderSummary]) -> dict[str, float]:
     ks = by.get("kubesched")
     if ks is None:
         return out
+    js = by.get("kubesched-json")
+    if js is not None and js.apiserver_ms_per_pod_mean > 0:
+        out["kubesched/kubesched-json apiserver cpu per pod"] = (ks.apiserver_ms_per_pod_mean
+                                                                 / js.apiserver_ms_per_pod_mean)
     for other in ("kube-scheduler", "limit"):
         o = by.get(other)
         if o is not None and o.pods_per_s_mean > 0:
@@ -147,6 +167,9 @@ def _ratios(summary: list[ContenderSummary]) -> dict[str, float]:
     if o is not None:
         if o.cpu_ms_per_pod_mean > 0:
             out["kubesched/kube-scheduler cpu per pod"] = ks.cpu_ms_per_pod_mean / o.cpu_ms_per_pod_mean
+        if o.apiserver_ms_per_pod_mean > 0 and ks.apiserver_ms_per_pod_mean > 0:
+            out["kubesched/kube-scheduler apiserver cpu per pod"] = (ks.apiserver_ms_per_pod_mean
+                                                                     / o.apiserver_ms_per_pod_mean)
         if o.peak_rss_mb_mean > 0:
             out["kubesched/kube-scheduler peak rss"] = ks.peak_rss_mb_mean / o.peak_rss_mb_mean
         if ks.latency_p99_ms_mean and o.latency_p99_ms_mean:
@@ -189,7 +212,7 @@ def table(results: list[RunResult]) -> str:
 
     head = (wl("workload") + f"{'contender':<15}{'round':>6}{'bound':>13}{'pods/s':>9}{'srv/s':>7}{'avg':>8}"
             f"{'p50':>7}{'p90':>7}{'p99':>7}"
-            f"{'1st bind s':>11}{'cpu s':>8}{'ms/pod':>8}{'rss MB':>8}"
+            f"{'1st bind s':>11}{'cpu s':>8}{'ms/pod':>8}{'rss MB':>8}{'api ms/pod':>11}"
             + (f"{'lat p50':>9}{'lat p99':>9}" if steady else "") + "  check")
     lines = [head, "-" * len(head)]
     for r in results:
@@ -199,18 +222,19 @@ def table(results: list[RunResult]) -> str:
             + f"{r.contender:<15}{r.round:>6}{f'{r.bound}/{r.pods}':>13}{r.pods_per_s:>9.1f}{r.server_pods_per_s:>7.0f}"
             f"{r.avg:>8.1f}"
             f"{r.p50:>7.0f}{r.p90:>7.0f}{r.p99:>7.0f}{r.first_bind_s:>11.2f}{r.cpu_s:>8.1f}{r.cpu_ms_per_pod:>8.2f}"
-            f"{r.peak_rss_mb:>8.0f}"
+            f"{r.peak_rss_mb:>8.0f}{r.apiserver_ms_per_pod:>11.2f}"
             + (f"{_fmt_lat(r.latency_p50_ms):>9}{_fmt_lat(r.latency_p99_ms):>9}" if steady else "")
             + f"  {check}")
     summary = summarize(results)
     if summary:
         lines += ["", wl("workload")
                   + f"{'contender':<15}{'runs':>5}{'mean pods/s':>13}{'min-max':>15}{'spread':>8}{'1st bind s':>11}"
-                  f"{'ms/pod':>8}{'rss MB':>8}" + (f"{'lat p99':>9}" if steady else "")]
+                  f"{'ms/pod':>8}{'rss MB':>8}{'api ms/pod':>11}" + (f"{'lat p99':>9}" if steady else "")]
         for s in summary:
             lines.append(wl(s.workload) + f"{s.contender:<15}{s.runs:>5}{s.pods_per_s_mean:>13.1f}"
                          f"{f'{s.pods_per_s_min:.0f}-{s.pods_per_s_max:.0f}':>15}{s.spread_pct:>7.0f}%"
                          f"{s.first_bind_s_mean:>11.2f}{s.cpu_ms_per_pod_mean:>8.2f}{s.peak_rss_mb_mean:>8.0f}"
+                         f"{s.apiserver_ms_per_pod_mean:>11.2f}"
                          + (f"{_fmt_lat(s.latency_p99_ms_mean):>9}" if steady else ""))
     lines += restart_table(results)
     rs = ratios(summary)

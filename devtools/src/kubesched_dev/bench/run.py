@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kubesched.api import ApiClient, load_config
-from kubesched_dev.bench import capacity, restart, setup, stats, validity, workload, workloads
+from kubesched_dev.bench import apimetrics, capacity, restart, setup, stats, validity, workload, workloads
 from kubesched_dev.bench.contenders import STARTERS, RunContext, Running, warm_bytecode
 from kubesched_dev.bench.pending import pending_summary, pods_left
+from kubesched_dev.bench.procstat import Window
 from kubesched_dev.bench.report import RunResult
 from kubesched_dev.bench.watcher import Watcher
 from kubesched_dev.bench.workloads import Plan
@@ -31,6 +32,12 @@ TICK = 0.5
 # bind), naming why a pending pod waits, rather than waiting out the whole timeout.
 STALL_FIRST_S = 60.0
 STALL_S = 30.0
+PLANE_METERED = ("kube-apiserver", "etcd")
+# The apiserver's CPU with nothing scheduling (node leases, kwok, the controller manager) is measured
+# this long before the contender starts, for a figure with it taken off (apiserver_net_ms_per_pod):
+# a slower run's window holds more of it. On a loaded machine that rate is too noisy to trust alone.
+IDLE_S = 3.0
+SETTLE_S = 30.0
 
 
 @dataclass
@@ -70,7 +77,7 @@ def remove_stale_planes(progress: Progress) -> None:
 
 def run_all(opts: Options, progress: Progress) -> list[RunResult]:
     remove_stale_planes(progress)
-    if {"limit", "kubesched", "kubesched-asyncio"} & set(opts.contenders):
+    if {"limit", "kubesched", "kubesched-asyncio", "kubesched-json"} & set(opts.contenders):
         warm_bytecode()
     results: list[RunResult] = []
     plan = opts.plan()
@@ -80,11 +87,19 @@ def run_all(opts: Options, progress: Progress) -> list[RunResult]:
             progress(f"round {rnd}/{opts.rounds}: {name} ({what}{opts.nodes} nodes, {opts.pods} pods, {opts.mode})")
             result = run_one(name, rnd, opts, progress, plan)
             results.append(result)
-            progress(f"round {rnd}/{opts.rounds}: {name}: {result.bound}/{result.pods} bound, "
-                     f"{result.pods_per_s:.1f} pods/s, {result.cpu_ms_per_pod:.2f} ms CPU a pod, "
-                     f"peak RSS {result.peak_rss_mb:.0f} MB" + (f"; ERROR: {result.error}" if result.error else "")
-                     + (f"; INVALID: {result.invalid}" if result.invalid else ""))
+            progress(f"round {rnd}/{opts.rounds}: {name}: {summary_line(result)}")
     return results
+
+
+def summary_line(result: RunResult) -> str:
+    writes = ", ".join(f"{k} {v:.2f}" for k, v in result.apiserver_writes_per_pod.items() if v >= 0.01)
+    return (f"{result.bound}/{result.pods} bound, {result.pods_per_s:.1f} pods/s, {result.cpu_ms_per_pod:.2f} ms CPU a "
+            f"pod, peak RSS {result.peak_rss_mb:.0f} MB; apiserver {result.apiserver_ms_per_pod:.2f} ms CPU a pod "
+            f"({result.apiserver_net_ms_per_pod:.2f} over its idle {result.apiserver_idle_cpu_per_s * 1000:.0f} ms/s "
+            f"in {result.plane_window_s:.0f} s), etcd {result.etcd_ms_per_pod:.2f}; "
+            f"writes a pod: {writes or '-'}"
+            + (f"; ERROR: {result.error}" if result.error else "")
+            + (f"; INVALID: {result.invalid}" if result.invalid else ""))
 
 
 def run_one(contender: str, rnd: int, opts: Options, progress: Progress, plan: Plan | None = None) -> RunResult:
@@ -127,6 +142,8 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
     names = plan.names
     first_pass = workloads.KINDS[plan.workload].first_pass
     ready: asyncio.Task[float] | None = None
+    # What the contender's requests (and kwok's answers to its binds) cost the plane's apiserver and etcd.
+    plane_cpu = Window({c: ctx.cluster.pids[c] for c in PLANE_METERED if c in ctx.cluster.pids})
     async with ApiClient(load_config(ctx.cluster.kubeconfig), qps=-1, burst=0, max_connections=40,
                          user_agent="kubesched-bench") as client:
         await workload.create_namespace(client)
@@ -136,15 +153,18 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             await workload.create_all(client, names, ctx.scheduler_name, on_created, manifest=plan.manifest)
             await watcher.start()
             result.bound_before_watch = watcher.bound_before_start
+            writes_before = await _plane_idle(plane_cpu, client, result)
             running = STARTERS[contender](ctx)
             if first_pass:
                 ready = asyncio.create_task(_ready_at(running), name="bench/ready")
         else:
             await watcher.start()
+            writes_before = await _plane_idle(plane_cpu, client, result)
             running = STARTERS[contender](ctx)
             await _wait_ready(running)
             result.ready_s = time.monotonic() - running.started
         creator: asyncio.Task[None] | None = None
+        writes_after: dict[str, float] | None = None
         harness_cpu = time.process_time()
         try:
             if opts.mode == "steady":
@@ -156,7 +176,11 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             victims = (lambda: pods_left(client, workloads.FILL_NAMESPACE)) if first_pass else None
             await _wait_bound(running, watcher, opts, progress, client if plan.workload != "basic" else None,
                               victims)
+            writes_after = await _settle(client, writes_before, len(watcher.bound_at))
         finally:
+            plane_cpu.stop()
+            if writes_after is None:
+                writes_after = await apimetrics.scrape(client)
             result.harness_cpu_s = time.process_time() - harness_cpu
             if ready is not None:
                 if ready.done() and not ready.cancelled() and ready.exception() is None:
@@ -169,6 +193,9 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             result.exit_code = await asyncio.to_thread(running.stop)
             await watcher.stop()
             _fill(result, running, watcher, created, first_pass)
+            _fill_plane(result, plane_cpu)
+            if writes_before is not None and writes_after is not None:
+                result.apiserver_writes_per_pod = apimetrics.per_pod(writes_before, writes_after, result.bound)
         report = await capacity.check(client, workload.NAMESPACE)
         result.overcommitted = report.overcommitted
         result.max_pods_on_a_node = report.max_pods_on_a_node
@@ -189,6 +216,51 @@ async def _measure(contender: str, ctx: RunContext, opts: Options, result: RunRe
             progress(f"  restart check: ready {_s(r.ready_s)}, first bind {_s(r.first_bind_s)}, all "
                      f"{r.pods} bound {_s(r.all_bound_s)} after its start; peak RSS {r.peak_rss_mb:.0f} MB"
                      + (f"; ERROR: {r.error}" if r.error else ""))
+
+
+async def _plane_idle(window: Window, client: ApiClient, result: RunResult) -> dict[str, float] | None:
+    """The apiserver's and etcd's CPU a second with nothing scheduling, into `result`; then starts
+    `window` and returns the apiserver's write counters at that moment."""
+    idle = Window(window.pids)
+    idle.start()
+    await asyncio.sleep(IDLE_S)
+    idle.stop()
+    result.apiserver_idle_cpu_per_s = idle.seconds("kube-apiserver") / idle.elapsed
+    result.etcd_idle_cpu_per_s = idle.seconds("etcd") / idle.elapsed
+    before = await apimetrics.scrape(client)
+    window.start()
+    return before
+
+
+async def _settle(client: ApiClient, before: dict[str, float] | None, bound: int) -> dict[str, float] | None:
+    """Once every pod is bound, wait for the contender's events (sent in the background, after the
+    binds) to reach the apiserver: an event a pod, or none more for two seconds, or SETTLE_S. The
+    plane's window ends then, so a contender whose events lag is not credited with their cost."""
+    if before is None:
+        return None
+    deadline = time.monotonic() + SETTLE_S
+    last, quiet = apimetrics.events_written(before), 0
+    while True:
+        now = await apimetrics.scrape(client)
+        if now is None:
+            return None
+        written = apimetrics.events_written(now)
+        quiet = quiet + 1 if written == last else 0
+        last = written
+        if written - apimetrics.events_written(before) >= bound or quiet >= 4 or time.monotonic() > deadline:
+            return now
+        await asyncio.sleep(TICK)
+
+
+def _fill_plane(result: RunResult, window: Window) -> None:
+    result.plane_window_s = window.elapsed
+    result.apiserver_cpu_s = window.seconds("kube-apiserver")
+    result.etcd_cpu_s = window.seconds("etcd")
+    if result.bound:
+        result.apiserver_ms_per_pod = result.apiserver_cpu_s * 1000 / result.bound
+        result.etcd_ms_per_pod = result.etcd_cpu_s * 1000 / result.bound
+        idle = result.apiserver_idle_cpu_per_s * window.elapsed
+        result.apiserver_net_ms_per_pod = max(0.0, result.apiserver_cpu_s - idle) * 1000 / result.bound
 
 
 def _s(seconds: float | None) -> str:

@@ -63,7 +63,8 @@ def _workloads(value: str) -> list[str]:
               help="Rounds; each runs every contender once, interleaved.")
 @click.option("--contenders", default=None, callback=_contenders,
               help="Which to run, in this order each round; also kubesched-asyncio (kubesched on "
-                   f"asyncio's own event loop instead of uvloop)  [default: {','.join(NAMES)}; without limit "
+                   "asyncio's own event loop instead of uvloop) and kubesched-json (kubesched writing its "
+                   f"bindings and events as JSON, not protobuf)  [default: {','.join(NAMES)}; without limit "
                    "for preemption and pv].")
 @click.option("--mode", type=click.Choice(["batch", "steady"]), default="batch", show_default=True,
               help="batch: all pods exist before the contender starts. steady: pods arrive at --rate "
