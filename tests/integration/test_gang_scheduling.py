@@ -278,6 +278,56 @@ def test_a_gang_preempts_for_all_its_pods(gated_plane: Kube, gang_kubesched: Kub
     assert seen[KUBESCHED] == seen[DEFAULT], gang_kubesched.log()[-3000:]
 
 
+def test_a_gang_spares_the_victims_a_disruption_budget_protects(gated_plane: Kube,
+                                                               gang_kubesched: KubeschedProcess) -> None:
+    """On each worker a low-priority victim a PodDisruptionBudget protects (disruptionsAllowed 0) and
+    a more important one it does not; the gang's two pods need half of two workers each. Both
+    schedulers reprieve the protected victims first, so they preempt two unprotected ones (which
+    two depends on the nodes picked among equals); without the budget it would be two protected."""
+    kube = gated_plane
+    for name, value in (("gang-high", 1000), ("gang-mid", 10)):
+        status, body = kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value})
+        assert status in (201, 409), body
+    workers = ("kind-worker", "kind-worker2", "kind-worker3")
+
+    def run(scheduler: str) -> list[str]:
+        ns = _namespace(kube, scheduler)
+        kube.create(f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", {
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "protected"},
+            "spec": {"minAvailable": 3, "selector": {"matchLabels": {"app": "protected"}}}})
+        for i, node in enumerate(workers):
+            kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+                f"protected{i}", None, {"nodeName": node, "containers": [container(cpu="2")]},
+                labels={"app": "protected"}))
+            kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+                f"mid{i}", None, {"nodeName": node, "containers": [container(cpu="2")],
+                                  "priorityClassName": "gang-mid"}))
+        wait_for("the disruption controller's status on the budget", lambda: (kube.get(
+            f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/protected").get("status") or {}).get(
+            "observedGeneration"), timeout=30)
+        kube.create(PODGROUPS.format(ns=ns), {
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g"},
+            "spec": {"priorityClassName": "gang-high", "schedulingPolicy": {"gang": {"minCount": 2}}}})
+        for i in range(2):
+            kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+                f"g{i}", scheduler, {"containers": [container(cpu="2")], "priorityClassName": "gang-high",
+                                     "schedulingGroup": {"podGroupName": "g"}}))
+        wait_for(f"{scheduler}: the gang bound", lambda: sorted(
+            p["metadata"]["name"] for p in bound_pods(kube, ns) if p["metadata"]["name"] in ("g0", "g1")) == [
+            "g0", "g1"], timeout=60)
+        seen = kube.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"]
+        preempted = sorted(e["regarding"]["name"] for e in seen if e.get("reason") == "Preempted")
+        _clear(kube, ns)
+        return preempted
+
+    seen = {scheduler: run(scheduler) for scheduler in SCHEDULERS}
+    for preempted in seen.values():
+        assert len(preempted) == 2, seen
+        assert all(name.startswith("mid") for name in preempted), (seen, gang_kubesched.log()[-3000:])
+
+
 def test_coscheduling_two_gangs_with_room_for_one_place_exactly_one(gated_plane: Kube,
                                                                     cosched: KubeschedProcess) -> None:
     """Room for one gang of two and one pod more: the other gang's first pod would fit, but kubesched
