@@ -106,3 +106,13 @@ def test_the_run_is_ok_when_every_gang_completed_whole() -> None:
     assert run.ok, run
     assert (run.max_gangs_at_once, run.max_bound_pods) == (2, 6)
     assert run.longest_wait == pytest.approx(3.0)
+
+
+def test_chaos_gangs_refuses_more_room_than_nodes(tmp_path: object) -> None:
+    from click.testing import CliRunner
+
+    from kubesched_dev.cmd.chaos import chaos
+    result = CliRunner().invoke(chaos, ["gangs", "--nodes", "10", "--room", "20", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "Invalid value for --room: 20 is more than --nodes (10): the room is that many of the nodes" in result.output
+    assert "Traceback" not in result.output
