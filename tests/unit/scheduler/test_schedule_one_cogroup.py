@@ -154,3 +154,23 @@ async def test_a_failed_group_sorts_after_a_group_created_later() -> None:
     a_first = plugin.manager.creation_timestamp(member("a0", "a"), 0.0)
     b_first = plugin.manager.creation_timestamp(member("b0", "b"), 0.0)
     assert b_first < a_first
+
+
+async def test_a_group_whose_pods_are_gone_starts_again_from_none() -> None:
+    """A Job run again with the same PodGroup: the first run's pods, bound then deleted, must not
+    count towards minMember, or the second run's first pod would bind alone."""
+    sched, client = co_scheduler("4", "4", "4")
+    add_group(sched, "g", 2)
+    first = gang("g", 2)
+    add_pods(sched, *first)
+    await run_cycles(sched)
+    assert bound(client) == ["g0", "g1"]
+    for p in first:
+        sched.pods.store.pop(p.key)
+        sched.handlers.pod_deleted(p)
+    # Room for one of the second run's two pods: the others' nodes are taken.
+    add_pods(sched, *(make_pod(f"other{i}").uid(f"other{i}").node(f"n{i}").req(cpu="3").obj() for i in (0, 1)))
+    add_pods(sched, member("again0", "g"), member("again1", "g"))
+    await run_cycles(sched)
+    assert bound(client) == ["g0", "g1"]
+    assert held(sched, client) == []
