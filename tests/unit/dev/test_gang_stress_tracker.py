@@ -60,6 +60,18 @@ def test_a_gang_partly_bound_past_settle_is_partial(bound: int, after: float, pa
     assert run.max_partial == len(partial)
 
 
+def test_a_gang_stuck_at_several_counts_is_noted_once() -> None:
+    t, run, clock = tracker()
+    t.saw("MODIFIED", pod(0, 0, "n1"))
+    clock.t += 6
+    t.tick()
+    t.saw("MODIFIED", pod(0, 1, "n1"))
+    clock.t += 1
+    t.tick()
+    assert run.partial == ["gang-000: 2/3 bound for more than 5 s"]
+    assert run.max_partial == 1
+
+
 def test_a_finishing_gang_being_deleted_is_not_partial() -> None:
     t, run, clock = tracker()
     for i in range(3):

@@ -151,6 +151,7 @@ class Tracker:
         self.started = now()
         self.last_whole = self.started
         self.to_finish: asyncio.Queue[str] = asyncio.Queue()
+        self.partial: dict[str, str] = {}
 
     def saw(self, kind: str, pod: _Pod) -> None:
         gang = self.gangs.get(pod.metadata.labels.get(GANG_LABEL, ""))
@@ -193,9 +194,11 @@ class Tracker:
         stuck = [g for g in self.gangs.values()
                  if g.partial_since is not None and not g.finishing and now - g.partial_since > self.plan.settle]
         for g in stuck:
-            note = f"{g.name}: {len(g.bound)}/{self.plan.size} bound for more than {self.plan.settle:.0f} s"
-            if note not in self.run.partial:
-                self.run.partial.append(note)
+            # One note a gang: the count it was last seen stuck at.
+            self.partial[g.name] = f"{g.name}: {len(g.bound)}/{self.plan.size} bound for more than " \
+                                   f"{self.plan.settle:.0f} s"
+        if stuck:
+            self.run.partial = list(self.partial.values())
         self.run.max_partial = max(self.run.max_partial, len(stuck))
         if self.run.completed >= self.plan.gangs:
             return True
