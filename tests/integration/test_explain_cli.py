@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import KubeschedProcess
-from tests.integration.kube import Kube
+from tests.integration.kube import Kube, wait_for
 from tests.integration.sched_helpers import (
+    DEFAULT,
     KUBESCHED,
     container,
     create_pod,
@@ -30,13 +31,13 @@ NOBODY = "nobody-runs-this"
 NODES = {"kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3"}
 
 
-def explain(plane: Kube, *args: str) -> subprocess.CompletedProcess[str]:
+def explain(plane: Kube, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kubesched", "explain", f"--kubeconfig={plane.kubeconfig}", *args],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=timeout)
 
 
-def explain_json(plane: Kube, *args: str) -> dict[str, Any]:
-    proc = explain(plane, *args, "-o", "json")
+def explain_json(plane: Kube, *args: str, timeout: float = 60) -> dict[str, Any]:
+    proc = explain(plane, *args, "-o", "json", timeout=timeout)
     assert proc.returncode == 0, proc.stderr
     doc: dict[str, Any] = json.loads(proc.stdout)
     return doc
@@ -119,3 +120,63 @@ def test_errors_name_the_pod_and_the_profiles(plane: Kube) -> None:
         assert "no profile 'nope'; the profiles are: kubesched" in unknown.stderr
     finally:
         delete_pod_now(plane, ns, "p")
+
+
+# --- a pod of a gang, on the gated plane (GenericWorkload on) ---------------------------------------
+
+GATE = "--feature-gates=GenericWorkload=true"
+PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
+
+
+def _gang(kube: Kube, ns: str, scheduler: str, min_count: int, count: int, cpu: str) -> None:
+    kube.create(PODGROUPS.format(ns=ns), {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                                          "metadata": {"name": "g"},
+                                          "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}})
+    for i in range(count):
+        create_pod(kube, ns, pod_manifest(f"p{i}", scheduler, {"containers": [container(cpu=cpu)],
+                                                                "schedulingGroup": {"podGroupName": "g"}}))
+
+
+def _group_condition_message(kube: Kube, ns: str) -> str | None:
+    pg = kube.get(f"{PODGROUPS.format(ns=ns)}/g")
+    for c in (pg.get("status") or {}).get("conditions") or []:
+        if c["type"] == "PodGroupInitiallyScheduled":
+            return str(c.get("message", ""))
+    return None
+
+
+def test_a_gang_pod_gets_the_group_verdict_kube_scheduler_writes(gated_plane: Kube) -> None:
+    """Room for 3 of 4: explain says which three fit where, why the fourth fits nowhere (node by
+    node), and the group's reason, which is kube-scheduler's PodGroup condition message before its
+    pod-group preemption part (explain preempts nothing)."""
+    kube = gated_plane
+    ref = kube.namespace("explain-gang-ref")
+    _gang(kube, ref, DEFAULT, 4, 4, "3")
+    written = wait_for("kube-scheduler's PodGroup condition", lambda: _group_condition_message(kube, ref), timeout=30)
+    ns = kube.namespace("explain-gang")
+    _gang(kube, ns, NOBODY, 4, 4, "3")
+    try:
+        # Three runs of the CLI on a shared machine: each gets room for a slow start.
+        doc = explain_json(kube, "p0", "-n", ns, GATE, timeout=180)
+        group = doc["group"]
+        assert (group["group"], group["api"], group["minCount"], group["queued"], group["bound"], group["placed"]) == (
+            f"{ns}/g", "PodGroup", 4, 4, 0, False)
+        assert group["message"] == "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
+        assert written.startswith(group["message"]), (written, group["message"])
+        fitting = [p for p in group["pods"] if p["fits"]]
+        assert len({p["node"] for p in fitting}) == 3
+        assert {p["node"] for p in fitting} <= NODES - {"kind-control-plane"}
+        (nowhere,) = [p for p in group["pods"] if not p["fits"]]
+        assert nowhere["message"] == "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Insufficient cpu."
+        assert set(nowhere["nodeReasons"]) == NODES
+        table = explain(kube, "p0", "-n", ns, GATE, timeout=180)
+        assert f"GROUP {ns}/g   PodGroup (gang, min 4)   4 queued, 0 bound" in table.stdout
+        assert f"group: not placed: {group['message']}" in table.stdout
+        # Without the gate the group is only named.
+        alone = explain_json(kube, "p0", "-n", ns, timeout=180)
+        assert alone["group"] is None
+        assert any("GenericWorkload=true" in n for n in alone["notes"])
+        assert not [p for p in kube.pods(ns) if p["spec"].get("nodeName")]
+    finally:
+        for n in (ref, ns):
+            kube.delete(f"/api/v1/namespaces/{n}")

@@ -225,3 +225,71 @@ def test_read_only_identity_suffices(plane: Kube, tmp_path: Path) -> None:
     assert proc.returncode == 0, text
     assert "forbidden" not in text.lower(), text
     assert " 403" not in text, text
+
+
+# --- pod groups, on the gated plane (GenericWorkload on) ---------------------------------------------
+
+PODGROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups"
+
+
+def _gang_job(ns: str, scheduler: str, count: int, cpu: str) -> list[dict[str, Any]]:
+    """A PodGroup of minCount `count` and a Job of `count` pods joining it."""
+    return [
+        {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g", "namespace": ns},
+         "spec": {"schedulingPolicy": {"gang": {"minCount": count}}}},
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": ns},
+         "spec": {"parallelism": count, "completions": count, "backoffLimit": 0, "template": {"spec": {
+             "schedulerName": scheduler, "restartPolicy": "Never", "terminationGracePeriodSeconds": 0,
+             "schedulingGroup": {"podGroupName": "g"}, "containers": [container(cpu=cpu)]}}}},
+    ]
+
+
+@pytest.mark.parametrize(("count", "placed"), [
+    pytest.param(4, False, id="room-for-3-of-4-places-none"),
+    pytest.param(3, True, id="gang-of-3-fits-whole"),
+])
+def test_a_gang_job_simulated_as_kube_scheduler_places_it(gated_plane: Kube, tmp_path: Path, count: int,
+                                                          placed: bool) -> None:
+    """The same PodGroup and Job simulated, then created for kube-scheduler: as many pods bound as
+    simulated, and its PodGroup condition begins with the simulated group's reason (kube-scheduler
+    adds what pod-group preemption found; simulate evicts nothing)."""
+    kube = gated_plane
+    ns = kube.namespace(f"sim-gang-{count}")
+    manifests = tmp_path / "gang.yaml"
+    manifests.write_text(yaml.safe_dump_all(_gang_job(ns, "default-scheduler", count, "3")))
+    try:
+        doc = simulate_json(kube, "-f", str(manifests), "--feature-gates=GenericWorkload=true")
+        (group,) = doc["groups"]
+        assert (group["group"], group["minCount"], group["placed"]) == (f"{ns}/g", count, placed)
+        nodes = [p["node"] for p in doc["pods"]]
+        assert all(p["group"] == f"{ns}/g" for p in doc["pods"])
+        if placed:
+            assert len(set(nodes)) == 3
+            assert None not in nodes
+        else:
+            assert nodes == [None] * count
+            assert group["message"] == "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
+        table = cli(kube, "simulate", "-f", str(manifests), "--feature-gates=GenericWorkload=true")
+        assert table.returncode == 0, table.stderr
+        assert f"{ns}/g" in table.stdout
+        assert not kube.pods(ns)  # simulate wrote nothing
+
+        kube.kubectl("apply", "-f", str(manifests))
+
+        def condition() -> dict[str, Any] | None:
+            pg = kube.get(f"{PODGROUPS.format(ns=ns)}/g")
+            return next((c for c in (pg.get("status") or {}).get("conditions") or []
+                         if c["type"] == "PodGroupInitiallyScheduled"), None)
+        seen = wait_for("kube-scheduler's PodGroup condition", condition, timeout=60)
+        assert (seen["status"] == "True") == placed, seen
+        assert seen.get("message", "").startswith(group["message"]), (seen, group)
+        if placed:
+            wait_for("the gang bound", lambda: len(bound_pods(kube, ns)) == count, timeout=30)
+        else:
+            time.sleep(2)
+            assert not bound_pods(kube, ns)
+    finally:
+        kube.delete(f"/apis/batch/v1/namespaces/{ns}/jobs/train?propagationPolicy=Background")
+        for p in kube.pods(ns):
+            kube.delete(f"/api/v1/namespaces/{ns}/pods/{p['metadata']['name']}?gracePeriodSeconds=0")
+        wait_for(f"the pods of {ns} to be gone", lambda: not kube.pods(ns), timeout=30)

@@ -1,5 +1,6 @@
 """deploy/Containerfile's rules, checked statically (this project's machines have no container engine):
-multi-stage, every base image pinned, installed from uv.lock, a final stage with only the runtime,
+multi-stage, every base image pinned by tag and digest, build tools installed by hash, installed
+from uv.lock, a final stage with only the runtime,
 run as a numeric non-root user. The checker is tried on bad files too, so a rule cannot pass by
 checking nothing."""
 
@@ -17,6 +18,8 @@ from tests.paths import REPO as REPO_ROOT
 CONTAINERFILE = REPO_ROOT / "deploy" / "Containerfile"
 # an exact release (3.11.14, 0.13.9, with a variant such as -slim-bookworm), or a digest
 PINNED = re.compile(r"^[^@\s]+:\d+\.\d+\.\d+[\w.-]*(@sha256:[0-9a-f]{64})?$|^[^@\s]+@sha256:[0-9a-f]{64}$")
+DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+PIP_INSTALL = re.compile(r"\bpip install\b[^;&|]*")
 BUILD_TOOLS = re.compile(r"\b(apt-get|apt|apk|gcc|g\+\+|make|build-essential|uv|uvx|pip install|curl|wget)\b")
 
 
@@ -72,8 +75,13 @@ def violations(text: str) -> list[str]:
     for s in stages:
         if s.image not in names and not PINNED.match(s.image):
             found.append(f"FROM {s.image}: not pinned to an exact version or a digest")
+        elif s.image not in names and not DIGEST.search(s.image):
+            found.append(f"FROM {s.image}: no digest, the tag can be pushed again")
     runs = " ; ".join(rest for s in stages for op, rest in s.instructions if op == "RUN")
     copies = [rest for s in stages for op, rest in s.instructions if op in ("COPY", "ADD")]
+    for pip in PIP_INSTALL.findall(runs):
+        if "--require-hashes" not in pip:
+            found.append(f"RUN {pip.strip()}: without --require-hashes, what PyPI serves under the name is installed")
     if not re.search(r"\buv (sync|export)\b[^;&|]*--frozen", runs):
         found.append("no `uv sync --frozen` / `uv export --frozen`: the lock is not what is installed")
     if not any("uv.lock" in c.split() for c in copies):
@@ -114,14 +122,14 @@ def test_the_final_stage_copies_only_the_venv() -> None:
     assert [rest for op, rest in final.instructions if op == "ENTRYPOINT"] == ['["kubesched"]']
 
 
-GOOD = """
-ARG PY=python:3.11.14-slim-bookworm
-FROM ghcr.io/astral-sh/uv:0.13.9 AS uv
-FROM ${PY} AS build
-COPY --from=uv /uv /usr/local/bin/uv
+PY_PIN = "python:3.11.14-slim-bookworm@sha256:" + "b" * 64
+GOOD = f"""
+ARG PY={PY_PIN}
+FROM ${{PY}} AS build
+RUN python3 -m pip install --require-hashes -r /tmp/uv.txt
 COPY pyproject.toml uv.lock ./
 RUN uv sync --frozen --no-dev --no-editable
-FROM ${PY}
+FROM ${{PY}}
 COPY --from=build /opt/venv /opt/venv
 USER 65532:65532
 """
@@ -129,12 +137,17 @@ USER 65532:65532
 
 @pytest.mark.parametrize(("text", "expected"), [
     pytest.param(GOOD, [], id="good"),
-    pytest.param(GOOD.replace("python:3.11.14-slim-bookworm", "python:3.11-slim"),
+    pytest.param(GOOD.replace(PY_PIN, "python:3.11-slim"),
                  ["FROM python:3.11-slim: not pinned to an exact version or a digest"] * 2, id="minor-tag"),
-    pytest.param(GOOD.replace("ghcr.io/astral-sh/uv:0.13.9", "ghcr.io/astral-sh/uv:latest"),
+    pytest.param(GOOD.replace(PY_PIN, "python:3.11.14-slim-bookworm"),
+                 ["FROM python:3.11.14-slim-bookworm: no digest, the tag can be pushed again"] * 2, id="no-digest"),
+    pytest.param(GOOD.replace("FROM ${PY} AS build", "FROM ghcr.io/astral-sh/uv:latest AS uv\nFROM ${PY} AS build"),
                  ["FROM ghcr.io/astral-sh/uv:latest: not pinned to an exact version or a digest"], id="latest"),
-    pytest.param(GOOD.replace("python:3.11.14-slim-bookworm", "python@sha256:" + "a" * 64), [], id="digest"),
-    pytest.param("FROM python:3.11.14-slim\nCOPY pyproject.toml uv.lock ./\nRUN uv sync --frozen\nUSER 1000\n",
+    pytest.param(GOOD.replace(PY_PIN, "python@sha256:" + "a" * 64), [], id="digest"),
+    pytest.param(GOOD.replace(" --require-hashes", ""),
+                 ["RUN pip install -r /tmp/uv.txt: without --require-hashes, what PyPI serves under the name is "
+                  "installed"], id="pip-without-hashes"),
+    pytest.param(f"FROM {PY_PIN}\nCOPY pyproject.toml uv.lock ./\nRUN uv sync --frozen\nUSER 1000\n",
                  ["not multi-stage", "final stage COPY pyproject.toml uv.lock ./: only built artefacts "
                   "belong there, copied from a stage", "final stage RUN uv sync --frozen: installs or uses a "
                   "build tool"], id="single-stage"),
@@ -145,15 +158,16 @@ USER 65532:65532
     pytest.param(GOOD.replace("USER 65532:65532\n", ""),
                  ["final stage USER (none): want a numeric non-root uid"], id="no-user"),
     pytest.param(GOOD.replace("uv sync --frozen --no-dev --no-editable", "pip install ."),
-                 ["no `uv sync --frozen` / `uv export --frozen`: the lock is not what is installed"], id="no-lock"),
+                 ["RUN pip install .: without --require-hashes, what PyPI serves under the name is installed",
+                  "no `uv sync --frozen` / `uv export --frozen`: the lock is not what is installed"], id="no-lock"),
     pytest.param(GOOD.replace("COPY --from=build /opt/venv /opt/venv",
                               "COPY --from=build /opt/venv /opt/venv\nCOPY --from=uv /uv /usr/local/bin/uv"),
                  ["final stage COPY --from=uv /uv /usr/local/bin/uv: a build tool"], id="uv-in-final"),
     pytest.param(GOOD.replace("USER 65532", "RUN apt-get install -y gcc\nUSER 65532"),
                  ["final stage RUN apt-get install -y gcc: installs or uses a build tool"], id="compiler-in-final"),
-    pytest.param(GOOD.replace("FROM ${PY}\nCOPY", "FROM python:3.12.12-slim-bookworm\nCOPY"),
-                 ["final stage FROM python:3.12.12-slim-bookworm: not the build's Python image, the venv "
-                  "would not run"], id="other-python"),
+    pytest.param(GOOD.replace("FROM ${PY}\nCOPY", "FROM python:3.12.12-slim-bookworm@sha256:" + "c" * 64 + "\nCOPY"),
+                 ["final stage FROM python:3.12.12-slim-bookworm@sha256:" + "c" * 64 + ": not the build's Python "
+                  "image, the venv would not run"], id="other-python"),
 ])
 def test_the_checker(text: str, expected: list[str]) -> None:
     assert violations(text) == expected

@@ -14,7 +14,14 @@ import click
 import yaml
 
 from kubesched.api import ApiClient, ApiConnectionError, ApiError
-from kubesched.cmd.common import cluster_config, connection_options, load_scheduler_config, plugin_option
+from kubesched.cmd.common import (
+    cluster_config,
+    connection_options,
+    gates_option,
+    load_scheduler_config,
+    parse_gates,
+    plugin_option,
+)
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.runtime.profile import ProfileError
 from kubesched.scheduler.sources import ClusterSources
@@ -26,16 +33,25 @@ from kubesched.tools.simulate.state import ClusterState, SnapshotError, decode, 
 from kubesched.tools.simulate.whatif import WhatIfError, template_nodes
 
 
-def read_live(config: SchedulerConfig, kubeconfig: str | None, context: str | None) -> ClusterState:
+def read_live(config: SchedulerConfig, kubeconfig: str | None, context: str | None,
+              generic_workload: bool = False) -> ClusterState:
     """One list of every kind the scheduler's informers read (no watch, no write)."""
     cluster = cluster_config(config, kubeconfig, context)
 
     async def read() -> ClusterState:
         conn = config.client_connection
         async with ApiClient(cluster, qps=conn.qps, burst=conn.burst) as client:
-            sources = ClusterSources(client)
+            coscheduling = any(ref.name == "Coscheduling" for profile in config.profiles
+                               for refs in profile.plugins.values() for ref in refs)
+            sources = ClusterSources(client, generic_workload=generic_workload, coscheduling=coscheduling)
             await sources.list_once()
-            return ClusterState(sources.objects(), client.server,
+            objects = sources.objects()
+            # The cluster's own pod groups, for its pods that join them (not in snapshot files).
+            if sources.pod_groups is not None:
+                objects["podgroups"] = sources.pod_groups.list()
+            if sources.co_pod_groups is not None:
+                objects["copodgroups"] = sources.co_pod_groups.list()
+            return ClusterState(objects, client.server,
                                 dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     try:
@@ -92,7 +108,8 @@ def read_manifests(paths: tuple[str, ...]) -> list[Any]:
 @click.command()
 @click.option("-f", "--filename", "paths", multiple=True, required=True, metavar="FILE|DIR|-",
               help="Pods and workloads (Pod, Deployment, ReplicaSet, ReplicationController, StatefulSet, Job, "
-                   "CronJob; Services and Namespaces join the cluster's) to place, in order. Repeatable.")
+                   "CronJob; Services, Namespaces, PodGroups and Workloads join the cluster's) to place, in "
+                   "order; a pod group's pods are placed together, all or nothing. Repeatable.")
 @click.option("--snapshot", "snapshot_path", default=None, metavar="FILE",
               help="A `kubesched snapshot` file instead of the live cluster.")
 @click.option("--add-nodes", type=click.IntRange(min=1), default=None, metavar="N",
@@ -109,14 +126,15 @@ def read_manifests(paths: tuple[str, ...]) -> list[Any]:
 @click.option("--config", "config_path", default=None, metavar="FILE",
               help="The KubeSchedulerConfiguration `kubesched run` uses (default: kubesched's default profile).")
 @plugin_option
+@gates_option
 @connection_options
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seeds the generated name suffixes.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def simulate(paths: tuple[str, ...], snapshot_path: str | None, add_nodes: int | None, node_template: str | None,
              drain_nodes: tuple[str, ...], namespace: str, profile_name: str | None, config_path: str | None,
-             plugin_flags: tuple[str, ...], kubeconfig: str | None, context: str | None, seed: int,
-             output: str) -> None:
+             plugin_flags: tuple[str, ...], feature_gates: tuple[str, ...], kubeconfig: str | None,
+             context: str | None, seed: int, output: str) -> None:
     """Place the given pods in order on the cluster (or a snapshot), each seeing the ones before it,
     with the same profiles as `kubesched run`; print per pod its node or its FailedScheduling message,
     then per node what it would hold. Writes nothing, ever.
@@ -127,10 +145,12 @@ def simulate(paths: tuple[str, ...], snapshot_path: str | None, add_nodes: int |
       kubesched snapshot > cluster.json; kubesched simulate -f jobs/ --snapshot cluster.json -o json
       kubesched simulate -f deploy.yaml --add-nodes 3 --node-template big-node.yaml
       kubesched simulate -f /dev/null --drain worker-3
+      kubesched simulate -f gang-job.yaml --feature-gates GenericWorkload=true
     """
     if (add_nodes is None) != (node_template is None):
         raise click.UsageError("--add-nodes and --node-template go together")
-    config, extra = load_scheduler_config(config_path, plugin_flags)
+    gates = parse_gates(feature_gates)
+    config, extra = load_scheduler_config(config_path, plugin_flags, gates)
     manifests = read_manifests(paths)
     if snapshot_path is not None:
         try:
@@ -141,7 +161,7 @@ def simulate(paths: tuple[str, ...], snapshot_path: str | None, add_nodes: int |
             click.echo(f"warning: {snapshot_path}: kind {kind!r} is not one this kubesched reads; left out",
                        err=True)
     else:
-        state = read_live(config, kubeconfig, context)
+        state = read_live(config, kubeconfig, context, gates.generic_workload)
     try:
         batch = Expander(namespace, now=time.time).expand(manifests)
         added = []
@@ -152,7 +172,8 @@ def simulate(paths: tuple[str, ...], snapshot_path: str | None, add_nodes: int |
                 raise click.ClickException(f"--node-template {node_template}: expected a Node manifest")
             added = template_nodes(template, add_nodes, (n.metadata.name for n in state.objects.get("nodes", [])))
         sim = run_simulation(config, state, batch, add_nodes=added, drain_nodes=drain_nodes,
-                             profile_name=profile_name, out_of_tree=extra, seed=seed)
+                             profile_name=profile_name, out_of_tree=extra, seed=seed,
+                             generic_workload=gates.generic_workload)
     except (ExpandError, WhatIfError, SimulationError, OSError, yaml.YAMLError) as exc:
         raise click.ClickException(str(exc)) from None
     except ProfileError as exc:

@@ -156,6 +156,8 @@ class StaticSources:
         if unknown:
             raise ValueError(f"unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}")
         self.stores: dict[str, Store[Any]] = {plural: Store(given.get(plural, ())) for plural in KINDS}
+        # scheduler-plugins' PodGroups (Coscheduling), when the caller has them.
+        self.co_pod_groups: Store[CoPodGroup] | None = None
         self.owner_selectors = owner_selectors_of(self.store)
         self.dra = DraManager.of(*(self.stores[r.plural].list() for r in (
             RESOURCE_CLAIMS, RESOURCE_SLICES, DEVICE_CLASSES, DEVICE_TAINT_RULES)))

@@ -16,8 +16,12 @@ Filter, per node (UnschedulableAndUnresolvable: no preemption can change a node'
 - any other pod on a node of an `exclusive` pool: "node(s) were reserved for the <pool> pool".
 With `fallback: general`, PreFilter checks whether any node of the pool could take the pod (cordon,
 taints, required node affinity, free cpu/memory/ephemeral-storage/extended resources and pod slots);
-if none can, the pod may use general nodes for this attempt. PreFilter keeps a pod whose Job is not
-known yet Unschedulable ("waiting for the pod's owner Job ns/name") until the Job's Add event.
+if none can, the pod may use general nodes for this attempt. A pod of a gang (a Workload API PodGroup
+through spec.schedulingGroup, or scheduler-plugins' `scheduling.x-k8s.io/pod-group` label) never
+falls back: that check is per pod, so its first members would take the pool's room and the last ones
+general nodes; it keeps to its pool, so the gang lands whole in the pool or waits whole.
+PreFilter keeps a pod whose Job is not known yet Unschedulable ("waiting for the pod's owner Job
+ns/name") until the Job's Add event.
 
 The pool's taint (default `kubesched.io/pool=<name>:NoSchedule`) keeps kube-scheduler and other
 schedulers off the pool's nodes. kubesched tolerates it for the pool's own pods only: PreFilter gives
@@ -50,9 +54,11 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.field_errors import ConfigError
 from kubesched.framework.interface import Bools, PreFilterResult, Rows
+from kubesched.framework.pod_groups import pod_group_name
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.coscheduling import POD_GROUP_LABEL
 from kubesched.model.objects import Job, Pod, Taint, Toleration
 from kubesched.plugins.cronjob_pool.config import (
     NO_POOL,
@@ -222,7 +228,7 @@ class CronJobPool:
         pool = self.pools[c]
         if pool.taint is not None:
             tolerate_in_cycle(pod, pool.taint)
-        pool_only = pool.fallback == "never" or self._pool_has_room(pod, c, snapshot)
+        pool_only = pool.fallback == "never" or in_gang(pod.pod) or self._pool_has_room(pod, c, snapshot)
         state.write(_STATE_KEY, _PodState(c, pool_only))
         return None, None
 
@@ -323,6 +329,12 @@ class CronJobPool:
         ps = self._pod_state(state, pod)
         return [self._status(code, ps) if code != _PASS else Status(Code.UNSCHEDULABLE)
                 for code in self._codes(ps, snapshot, rows).tolist()]
+
+
+def in_gang(pod: Pod) -> bool:
+    """Whether the pod is scheduled with a group, all or nothing: spec.schedulingGroup names a
+    PodGroup, or it carries scheduler-plugins' pod-group label."""
+    return pod_group_name(pod) is not None or bool(pod.metadata.labels.get(POD_GROUP_LABEL))
 
 
 def after_job_added(pod: Pod, job: Job | None) -> QueueingHint:

@@ -12,6 +12,7 @@ import msgspec
 
 from kubesched.api import ApiClient, ApiError
 from kubesched.backend.cache.cache import Cache, filled
+from kubesched.backend.cache.pod_groups import PodGroupStates
 from kubesched.config.types import SchedulerConfig
 from kubesched.framework.registry import PluginSpec
 from kubesched.framework.runtime.profile import Profile
@@ -19,6 +20,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.model.objects import Node, Pod
 from kubesched.scheduler.profiles import build_profiles, read_only_handle
 from kubesched.scheduler.sources import ClusterSources
+from kubesched.tools.explain.group import GroupView
 
 
 class ExplainError(Exception):
@@ -30,19 +32,29 @@ class ClusterView:
     pod: Pod  # as if pending: without its node
     snapshot: Snapshot
     profiles: dict[str, Profile]
+    group: GroupView | None = None
 
 
 async def read_cluster(client: ApiClient, config: SchedulerConfig, namespace: str, name: str,
-                       out_of_tree: Iterable[PluginSpec] = ()) -> ClusterView:
-    sources = ClusterSources(client)
+                       out_of_tree: Iterable[PluginSpec] = (), *, generic_workload: bool = False) -> ClusterView:
+    coscheduling = any(ref.name == "Coscheduling" for profile in config.profiles
+                       for refs in profile.plugins.values() for ref in refs)
+    sources = ClusterSources(client, generic_workload=generic_workload, coscheduling=coscheduling)
     # One list each, as the scheduler's informers start; the watch that would follow never runs.
     await sources.list_once()
     pod = sources.pods.get(f"{namespace}/{name}")
     if pod is None:
         raise ExplainError(await _why_missing(client, namespace, name))
     cache, pending = pending_view(sources.nodes.list(), sources.pods.list(), pod)
-    profiles = build_profiles(config, sources, read_only_handle(cache.snapshot, sources), out_of_tree)
-    return ClusterView(pending, cache.snapshot(), profiles)
+    pods = [pending if p.metadata.uid == pod.metadata.uid else p for p in sources.pods.list()]
+    handle = read_only_handle(cache.snapshot, sources)
+    states: PodGroupStates | None = None
+    if sources.pod_groups is not None:
+        states = handle.pod_groups = PodGroupStates(cache, sources.pod_groups)
+        for p in pods:
+            states.add_pod(p)
+    profiles = build_profiles(config, sources, handle, out_of_tree)
+    return ClusterView(pending, cache.snapshot(), profiles, GroupView(cache, pods, states, sources.co_pod_groups))
 
 
 def pending_view(nodes: Iterable[Node], pods: Iterable[Pod], pod: Pod) -> tuple[Cache, Pod]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kubesched.framework.status import Code
+from kubesched.tools.groups import GroupVerdict
 
 # kube-scheduler's names for the status codes (framework/interface.go statusCodeName).
 CODE_NAMES: dict[Code, str] = {
@@ -88,6 +89,8 @@ class Explanation:
     cycle_pick: str = ""
     skipped_score_plugins: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+    # The verdict of the pod's group (tools/groups.py), when it is in one scheduled together.
+    group: GroupVerdict | None = None
 
     @property
     def feasible(self) -> list[NodeExplanation]:

@@ -10,6 +10,7 @@ import orjson
 import yaml
 
 from kubesched.tools.explain.model import Explanation, NodeExplanation, PluginScore, Verdict
+from kubesched.tools.groups import GroupVerdict, group_dict
 
 # Without --all: how many groups of each table, and how many node names in a group, are shown.
 MAX_GROUPS = 20
@@ -30,6 +31,7 @@ def to_dict(e: Explanation) -> dict[str, Any]:
         "skippedScorePlugins": list(e.skipped_score_plugins),
         "notes": e.notes,
         "nodes": [_node(n) for n in e.nodes],
+        "group": group_dict(e.group) if e.group is not None else None,
     }
 
 
@@ -102,8 +104,32 @@ def render_table(e: Explanation, *, show_all: bool = False) -> str:
         out.append(f"selected: {' '.join(shown)}{more}")
     if e.message:
         out.append(f"message: {e.message}")
+    if e.group is not None:
+        out.extend(["", *_group(e.group, show_all)])
     out.extend(f"note: {note}" for note in e.notes)
     return "\n".join(out) + "\n"
+
+
+def _group(g: GroupVerdict, show_all: bool) -> list[str]:
+    """The group's pods, where each would go, and the verdict; for a pod that fits nowhere, its
+    nodes grouped by reason."""
+    policy = f"{g.policy}, " if g.policy else ""
+    out = [f"GROUP {g.group}   {g.api} ({policy}min {g.min_count})   {g.queued} queued, {g.bound} bound"]
+    if g.members:
+        rows = [["POD", "NODE", "MESSAGE"]]
+        for m in g.members:
+            node = m.node if m.fits else "-"
+            rows.append([m.pod, node or "-", m.message or ("would be placed" if g.placed else "fits")])
+            by_reason: dict[str, list[str]] = {}
+            for name, reason in m.node_reasons.items():
+                by_reason.setdefault(reason, []).append(name)
+            for reason, names in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+                shown = names if show_all or len(names) <= MAX_NAMES else [*names[:MAX_NAMES],
+                                                                             f"+{len(names) - MAX_NAMES} more"]
+                rows.append(["", "  " + " ".join(shown), reason])
+        out.append(_columns(rows))
+    out.append(f"group: {'placed whole' if g.placed else 'not placed: ' + g.message}")
+    return out
 
 
 def _filter_key(n: NodeExplanation) -> tuple[object, ...]:

@@ -15,7 +15,8 @@ selector), the CronJob pool (Pod -> Job -> CronJob), InterPodAffinity (labels).
   `<job>-<index>-<5 chars>` when Indexed; the Job controller's labels.
 - CronJob: the Job it would start at the current minute, `<cronjob>-<unix minutes>`, and its pods.
 - Pod: as given. Service, Namespace, ResourceClaim: added to the stores the plugins read (spread
-  defaults, namespaceSelector, DynamicResources).
+  defaults, namespaceSelector, DynamicResources); PodGroup and Workload (scheduling.k8s.io) and
+  scheduler-plugins' PodGroup (scheduling.x-k8s.io) to the pod groups' (simulate/gangs.py).
 - ResourceClaimTemplate: each pod whose `spec.resourceClaims` names it gets the claim the
   resourceclaim controller would make from it (`claims.py`).
 
@@ -38,16 +39,20 @@ from typing import Any
 import msgspec
 import yaml
 
+from kubesched.model.coscheduling import CoPodGroup
 from kubesched.model.decode import drop_nulls
 from kubesched.model.objects import Job, Namespace, Pod, ReplicaSet, ReplicationController, Service, StatefulSet
 from kubesched.model.resource import ResourceClaim, ResourceClaimTemplate
+from kubesched.model.workload import PodGroup, Workload
 from kubesched.tools.simulate.claims import apply_defaults, claims_for
 from kubesched.tools.simulate.create import prepare_for_create
 
 # k8s.io/apimachinery/pkg/util/rand: the alphabet of generated names and of safe-encoded hashes.
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 WORKLOADS = ("Pod", "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob")
-STORED = ("Service", "Namespace", "ResourceClaim", "ResourceClaimTemplate")
+STORED = ("Service", "Namespace", "ResourceClaim", "ResourceClaimTemplate", "PodGroup", "Workload")
+# The pod groups' stores: the Workload API's (scheduling.k8s.io) and scheduler-plugins' (scheduling.x-k8s.io).
+GROUP_PLURALS = ("podgroups", "workloads", "copodgroups")
 # replicas, parallelism, completions: at most this many pods each (Kubernetes' bound on an Indexed
 # Job's completions and parallelism, pkg/apis/batch/validation), and at most MAX_PODS in all.
 MAX_COUNT = 100_000
@@ -243,6 +248,8 @@ class Expander:
             claim: ResourceClaim = _convert({**m, "metadata": {**meta, "namespace": ns}}, ResourceClaim, where)
             apply_defaults(claim.spec)
             out.add("resourceclaims", claim)
+        elif kind in ("PodGroup", "Workload"):
+            _pod_group(m, {**meta, "namespace": ns}, where, out)
         elif kind == "ResourceClaimTemplate":
             claim_template: ResourceClaimTemplate = _convert(m, ResourceClaimTemplate, where)
             apply_defaults(claim_template.spec.spec)
@@ -363,6 +370,19 @@ class Expander:
 
     def _suffix(self) -> str:
         return "".join(self.rng.choice(ALPHANUMS) for _ in range(5))
+
+
+def _pod_group(m: Mapping[str, Any], meta: Mapping[str, Any], where: str, out: Expanded) -> None:
+    api = str(m.get("apiVersion") or "")
+    body = {**m, "metadata": meta}
+    if m.get("kind") == "PodGroup" and api.startswith("scheduling.x-k8s.io/"):
+        out.add("copodgroups", _convert(body, CoPodGroup, where))
+    elif api.startswith("scheduling.k8s.io/"):
+        out.add("podgroups" if m.get("kind") == "PodGroup" else "workloads",
+                _convert(body, PodGroup if m.get("kind") == "PodGroup" else Workload, where))
+    else:
+        raise ExpandError(f"{where}: apiVersion {api!r}: a {m.get('kind')} of scheduling.k8s.io/v1beta1 "
+                          "(or a PodGroup of scheduling.x-k8s.io/v1alpha1)")
 
 
 def _template(spec: Mapping[str, Any], where: str) -> dict[str, Any]:

@@ -51,6 +51,7 @@ class Placement:
     nominated_node: str | None = None  # preemption would make room there
     victims: int = 0
     replaces: str | None = None  # the node a drained pod came from
+    group: str | None = None  # namespace/name of the pod group it was placed with, all or nothing
 
 
 @dataclass

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from kubesched.tools.groups import group_dict
 from kubesched.tools.simulate.place import Placement
 from kubesched.tools.simulate.run import NodeSummary, Simulation
 
@@ -21,13 +22,14 @@ def to_dict(sim: Simulation) -> dict[str, Any]:
         "drainedNodes": sim.drained_nodes,
         "summary": {"pods": len(sim.placements), "placed": len(sim.placements) - len(sim.unschedulable),
                     "unschedulable": len(sim.unschedulable)},
+        "groups": [group_dict(g) for g in sim.groups],
         "notes": sim.notes,
     }
 
 
 def _placement(p: Placement) -> dict[str, Any]:
     return {"pod": p.pod, "node": p.node, "message": p.message, "reason": p.reason, "profile": p.profile,
-            "nominatedNode": p.nominated_node, "victims": p.victims, "replaces": p.replaces}
+            "nominatedNode": p.nominated_node, "victims": p.victims, "replaces": p.replaces, "group": p.group}
 
 
 def _node(n: NodeSummary) -> dict[str, Any]:
@@ -52,6 +54,11 @@ def render_table(sim: Simulation) -> str:
                      f"{n.memory_requested / GIB:.1f}/{n.memory_allocatable / GIB:.1f}",
                      "added" if n.added else "drained" if n.drained else ""])
     out.append(_columns(rows))
+    if sim.groups:
+        out.append("")
+        out.append(_columns([["GROUP", "API", "MIN", "FIT", "PLACED", "WHY NOT"]] + [
+            [g.group, g.api, str(g.min_count), f"{len(g.fitting)}/{g.queued}" + (f" +{g.bound} bound" * bool(g.bound)),
+             "yes" if g.placed else "no", g.message or "-"] for g in sim.groups]))
     placed = len(sim.placements) - len(sim.unschedulable)
     out.append("")
     out.append(f"{placed} of {len(sim.placements)} pod(s) placed, {len(sim.unschedulable)} unschedulable")

@@ -496,6 +496,25 @@ def test_fallback_general(nodes: Any, busy: str, cpu: str, want: set[str]) -> No
     assert host(r) in want
 
 
+@pytest.mark.parametrize(("group", "labels", "falls_back"), [
+    pytest.param(None, None, True, id="no-gang-falls-back"),
+    pytest.param("pg", None, False, id="workload-api-gang-keeps-to-its-pool"),
+    pytest.param(None, {"scheduling.x-k8s.io/pod-group": "pg"}, False, id="coscheduling-gang-keeps-to-its-pool"),
+])
+def test_fallback_general_a_gang_member_never_falls_back(group: str | None, labels: dict[str, str] | None,
+                                                         falls_back: bool) -> None:
+    """A per-pod fallback would split a gang between the pool and general nodes."""
+    busy = pod("busy", builder=make_pod("busy").req(cpu="1").node("pool-1"))
+    builder = make_pod("c").req(cpu="500m")
+    member = cronjob_pod(builder=builder.pod_group(group) if group else builder, labels=labels)
+    r = run(GENERAL_ARGS, default_nodes(), member, [busy])
+    if falls_back:
+        assert host(r).startswith("general-")
+    else:
+        assert message(r) == ("0/3 nodes are available: 1 Insufficient cpu, "
+                              "2 node(s) were outside the pod's cronjob pool.")
+
+
 def test_fallback_general_pool_pod_count_full() -> None:
     nodes = [make_node("general-1"), make_node("pool-1").capacity(pods="1").label("kubesched.io/pool", "cronjob")]
     busy = pod("busy", builder=make_pod("busy").node("pool-1"))
