@@ -128,3 +128,13 @@ def test_chaos_gangs_refuses_more_room_than_nodes(tmp_path: object) -> None:
     assert result.exit_code == 2
     assert "Invalid value for --room: 20 is more than --nodes (10): the room is that many of the nodes" in result.output
     assert "Traceback" not in result.output
+
+
+def test_chaos_gangs_refuses_an_unknown_contender(tmp_path: object) -> None:
+    from click.testing import CliRunner
+
+    from kubesched_dev.cmd.chaos import chaos
+    result = CliRunner().invoke(chaos, ["gangs", "--contenders", "kubesched,volcano", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert ("Invalid value for --contenders: 'kubesched,volcano': each must be one of kube-scheduler, kubesched"
+            in result.output)

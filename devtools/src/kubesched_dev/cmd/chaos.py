@@ -46,14 +46,18 @@ from kubesched_dev.bench.gang_stress import GangPlan
               help="gangs: how long a whole gang runs before its pods are deleted.")
 @click.option("--stall", type=click.FloatRange(min=1), default=120.0, show_default=True, metavar="SECONDS",
               help="gangs: no gang completing this long, with gangs left, is a deadlock.")
+@click.option("--settle", type=click.FloatRange(min=0), default=5.0, show_default=True, metavar="SECONDS",
+              help="gangs: a gang partly bound this long (its binds are one POST each) is a partial gang.")
+@click.option("--contenders", "gang_contenders", default="kube-scheduler,kubesched", show_default=True,
+              help="gangs: who runs the workload, in this order (comma-separated: kube-scheduler, kubesched).")
 @click.option("--rounds", type=click.IntRange(1), default=1, show_default=True,
               help="gangs: kube-scheduler then kubesched, this many times.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory for the JSON and the kubesched logs (default: bench-results/chaos-<scenario>-<time>).")
 def chaos(scenario: str, nodes: int | None, pool_nodes: int, slots: int, fill: float, rate: float,
           kill_every: float, restarts: int, kills: int, duration: float, sample_every: float, timeout: float,
-          gang_count: int, gang_size: int, room: int, hold: float, stall: float, rounds: int,
-          out: Path | None) -> None:
+          gang_count: int, gang_size: int, room: int, hold: float, stall: float, settle: float,
+          gang_contenders: str, rounds: int, out: Path | None) -> None:
     """A fault injected again and again through a run of kubesched on a nearly full cluster with a
     CronJob pool; then every pod must be bound, no node over capacity and the pool kept.
 
@@ -84,8 +88,14 @@ def chaos(scenario: str, nodes: int | None, pool_nodes: int, slots: int, fill: f
         if room > (nodes or 100):
             raise click.BadParameter(f"{room} is more than --nodes ({nodes or 100}): the room is that many of the "
                                      "nodes", param_hint="--room")
-        _gangs(chaos_gangs.GangChaosOptions(out=out, nodes=nodes or 100, room=room, rounds=rounds, plan=GangPlan(
-            gangs=gang_count, size=gang_size, hold=hold, stall=stall, timeout=timeout)), progress)
+        contenders = tuple(c.strip() for c in gang_contenders.split(",") if c.strip())
+        unknown = [c for c in contenders if c not in chaos_gangs.CONTENDERS]
+        if unknown or not contenders:
+            raise click.BadParameter(f"{gang_contenders!r}: each must be one of {', '.join(chaos_gangs.CONTENDERS)}",
+                                     param_hint="--contenders")
+        _gangs(chaos_gangs.GangChaosOptions(out=out, nodes=nodes or 100, room=room, rounds=rounds,
+                                            contenders=contenders, plan=GangPlan(
+            gangs=gang_count, size=gang_size, hold=hold, stall=stall, settle=settle, timeout=timeout)), progress)
         return
     nodes = nodes or 20
     opts = ChaosOptions(scenario=scenario, out=out, nodes=nodes, pool_nodes=pool_nodes, slots=slots, fill=fill,
