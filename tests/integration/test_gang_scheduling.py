@@ -236,8 +236,7 @@ def test_coscheduling_room_for_three_of_four_binds_none(gated_plane: Kube, cosch
     _co_group(kube, ns, "g", 4)
     for i in range(4):
         _co_member(kube, ns, f"p{i}", "g", "3")
-    # Permit holds the placed pods (permitWaitingTimeSeconds 10) until the group is rejected: none
-    # may ever be bound meanwhile.
+    # No pod may ever be bound, through the rejection and past permitWaitingTimeSeconds (10 s).
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         assert not bound_pods(kube, ns), cosched.log()[-3000:]
@@ -279,20 +278,83 @@ def test_a_gang_preempts_for_all_its_pods(gated_plane: Kube, gang_kubesched: Kub
     assert seen[KUBESCHED] == seen[DEFAULT], gang_kubesched.log()[-3000:]
 
 
+def test_a_gang_spares_the_victims_a_disruption_budget_protects(gated_plane: Kube,
+                                                               gang_kubesched: KubeschedProcess) -> None:
+    """On each worker a low-priority victim a PodDisruptionBudget protects (disruptionsAllowed 0) and
+    a more important one it does not; the gang's two pods need half of two workers each. Both
+    schedulers reprieve the protected victims first, so they preempt two unprotected ones (which
+    two depends on the nodes picked among equals); without the budget it would be two protected."""
+    kube = gated_plane
+    for name, value in (("gang-high", 1000), ("gang-mid", 10)):
+        status, body = kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value})
+        assert status in (201, 409), body
+    workers = ("kind-worker", "kind-worker2", "kind-worker3")
+
+    def run(scheduler: str) -> list[str]:
+        ns = _namespace(kube, scheduler)
+        kube.create(f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", {
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "protected"},
+            "spec": {"minAvailable": 3, "selector": {"matchLabels": {"app": "protected"}}}})
+        for i, node in enumerate(workers):
+            kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+                f"protected{i}", None, {"nodeName": node, "containers": [container(cpu="2")]},
+                labels={"app": "protected"}))
+            kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+                f"mid{i}", None, {"nodeName": node, "containers": [container(cpu="2")],
+                                  "priorityClassName": "gang-mid"}))
+        wait_for("the disruption controller's status on the budget", lambda: (kube.get(
+            f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/protected").get("status") or {}).get(
+            "observedGeneration"), timeout=30)
+        kube.create(PODGROUPS.format(ns=ns), {
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g"},
+            "spec": {"priorityClassName": "gang-high", "schedulingPolicy": {"gang": {"minCount": 2}}}})
+        for i in range(2):
+            kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+                f"g{i}", scheduler, {"containers": [container(cpu="2")], "priorityClassName": "gang-high",
+                                     "schedulingGroup": {"podGroupName": "g"}}))
+        wait_for(f"{scheduler}: the gang bound", lambda: sorted(
+            p["metadata"]["name"] for p in bound_pods(kube, ns) if p["metadata"]["name"] in ("g0", "g1")) == [
+            "g0", "g1"], timeout=60)
+        seen = kube.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"]
+        preempted = sorted(e["regarding"]["name"] for e in seen if e.get("reason") == "Preempted")
+        _clear(kube, ns)
+        return preempted
+
+    seen = {scheduler: run(scheduler) for scheduler in SCHEDULERS}
+    for preempted in seen.values():
+        assert len(preempted) == 2, seen
+        assert all(name.startswith("mid") for name in preempted), (seen, gang_kubesched.log()[-3000:])
+
+
 def test_coscheduling_two_gangs_with_room_for_one_place_exactly_one(gated_plane: Kube,
                                                                     cosched: KubeschedProcess) -> None:
+    """Room for one gang of two and one pod more: the other gang's first pod would fit, but kubesched
+    places a group whole or not at all, so it holds no node (scheduler-plugins holds it at Permit
+    until the group is rejected), a lone pod takes the room at once, and the other gang binds
+    whole once the first is gone."""
     kube = gated_plane
     ns = kube.namespace(f"cosched-{next(_names)}")
     for group in ("a", "b"):
-        _co_group(kube, ns, group, 3)
-    for i in range(3):
+        _co_group(kube, ns, group, 2)
+    for i in range(2):
         for group in ("a", "b"):
             _co_member(kube, ns, f"{group}{i}", group, "3")
-    wait_for("one gang bound", lambda: len(bound_pods(kube, ns)) == 3, timeout=60)
-    # Permit holds the other gang's placed pods at most permitWaitingTimeSeconds (10 s): watch past it.
-    deadline = time.monotonic() + 15
+    wait_for("one gang bound", lambda: len(bound_pods(kube, ns)) == 2, timeout=60)
+    first = sorted(p["metadata"]["name"] for p in bound_pods(kube, ns))
+    assert first in (["a0", "a1"], ["b0", "b1"]), (first, cosched.log()[-3000:])
+    kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest("lone", COSCHED, {"containers": [container(cpu="3")]}))
+    wait_for("the lone pod bound on the node left", lambda: "lone" in {
+        p["metadata"]["name"] for p in bound_pods(kube, ns)}, timeout=5)
+    deadline = time.monotonic() + 12  # past permitWaitingTimeSeconds (10 s)
     while time.monotonic() < deadline:
         names = sorted(p["metadata"]["name"] for p in bound_pods(kube, ns))
-        assert names in (["a0", "a1", "a2"], ["b0", "b1", "b2"]), (names, cosched.log()[-3000:])
+        assert names == sorted([*first, "lone"]), (names, cosched.log()[-3000:])
         time.sleep(0.5)
+    for name in [*first, "lone"]:
+        kube.delete(f"/api/v1/namespaces/{ns}/pods/{name}?gracePeriodSeconds=0")
+    other = ["b0", "b1"] if first == ["a0", "a1"] else ["a0", "a1"]
+    wait_for("the other gang bound whole", lambda: sorted(
+        p["metadata"]["name"] for p in bound_pods(kube, ns)) == other, timeout=60)
     _clear(kube, ns)

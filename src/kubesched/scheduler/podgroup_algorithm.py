@@ -6,9 +6,10 @@ cache meanwhile."""
 
 from __future__ import annotations
 
+import functools
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kubesched.backend.cache.cache import Cache
@@ -26,6 +27,9 @@ from kubesched.plugins.gang_scheduling import NAME as GANG_SCHEDULING
 from kubesched.plugins.gang_scheduling import placement_feasible
 
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+# A group's placement check, given the pods left to place and those scheduled: GangScheduling's
+# PlacementFeasible (Unschedulable once minCount is out of reach, Wait until it is met, else None).
+Feasibility = Callable[[int, int], Status | None]
 
 
 @dataclass
@@ -78,11 +82,19 @@ class Placer:
     percentage_of_nodes_to_score: int = 0
 
     def place(self, profile: Profile, group: PodGroup, pods: list[PodResult]) -> GroupOutcome:
-        gang = profile.plugin(GANG_SCHEDULING) is not None
         meta = group.metadata
-        remaining, scheduled = len(pods), self.pod_groups.state(meta.namespace, meta.name).scheduled_pods_count()
+        scheduled = self.pod_groups.state(meta.namespace, meta.name).scheduled_pods_count()
+        gang = profile.plugin(GANG_SCHEDULING) is not None
+        check = functools.partial(placement_feasible, group) if gang else None
+        return self.place_with(profile, pods, scheduled, check)
+
+    def place_with(self, profile: Profile, pods: list[PodResult], scheduled: int,
+                   check: Feasibility | None) -> GroupOutcome:
+        """The algorithm with the group's placement check `check(remaining, scheduled)` (None:
+        every pod is placed on its own merits), `scheduled` of its pods assumed or bound already."""
+        remaining = len(pods)
         outcome = GroupOutcome(None, results=pods)
-        feasible = placement_feasible(group, remaining, scheduled) if gang else None
+        feasible = check(remaining, scheduled) if check else None
         if feasible is not None and feasible.code == Code.UNSCHEDULABLE:
             outcome.status = outcome.unprocessed = unschedulable(feasible.reasons, with_error=True)
             return outcome
@@ -94,7 +106,7 @@ class Placer:
                     break
                 remaining -= 1
                 scheduled += r.placed
-                feasible = placement_feasible(group, remaining, scheduled) if gang else None
+                feasible = check(remaining, scheduled) if check else None
                 outcome.status = feasible
                 if feasible is not None and feasible.code == Code.UNSCHEDULABLE:
                     break

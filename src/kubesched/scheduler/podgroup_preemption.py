@@ -5,13 +5,14 @@ pods or not at all, across the whole cluster as one domain.
 The victims are the pods of lower priority than the group (a pod in a PodGroup has its group's
 priority), a PodGroup whose `disruptionMode` is `all` counting as one victim with all its scheduled
 pods. With every such victim set aside, the group is placed again; if it still does not fit,
-nothing is preempted. Then victims are put back one by one, the most important first, each kept
-(reprieved) when the group still fits with it. The remaining victims get the DisruptionTarget
-condition and are deleted in the background, and the group's pods are nominated to the nodes they
-were placed on.
+nothing is preempted. Then victims are put back one by one, each kept (reprieved) when the group
+still fits with it: first those whose eviction would break a PodDisruptionBudget (a PodGroup victim
+breaks one when any of its pods does), then the others, each from the most important down. The
+remaining victims get the DisruptionTarget condition and are deleted in the background, and the
+group's pods are nominated to the nodes they were placed on.
 
 Where kubesched differs: a reprieve is checked by placing the group again (kube-scheduler keeps the
-first placement and re-runs the filters on its nodes), and PodDisruptionBudgets are not consulted.
+first placement and re-runs the filters on its nodes).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from kubesched.framework.types import PodInfo
 from kubesched.model.objects import Pod
 from kubesched.model.workload import PodGroup
 from kubesched.plugins.default_preemption.executor import Executor
+from kubesched.plugins.default_preemption.pdb import Budget, budgets, split_units_by_violation
 from kubesched.scheduler.podgroup_algorithm import Placer, PodResult
 
 log = logging.getLogger("kubesched")
@@ -98,6 +100,12 @@ def _executor(profile: Profile) -> Executor | None:
     return executor if isinstance(executor, Executor) else None
 
 
+def _budgets(profile: Profile) -> list[Budget]:
+    """The PodDisruptionBudgets DefaultPreemption reads (its PDB informer), parsed."""
+    pdbs = getattr(profile.plugin("DefaultPreemption"), "pdbs", None)
+    return budgets(pdbs.list()) if pdbs is not None else []
+
+
 def _compare(a: Victim, b: Victim) -> int:
     return -1 if more_important(a, b) else (1 if more_important(b, a) else 0)
 
@@ -146,8 +154,13 @@ class PodGroupPreemption:
             first = self.placer.place(profile, group, [r.fresh() for r in pods])
             if first.status is not None:
                 return Preemption(first.status)
+            # The victims whose eviction would break a PodDisruptionBudget are reprieved first,
+            # then the others, each from the most important down.
+            violating, non_violating = split_units_by_violation(
+                sorted(victims, key=cmp_to_key(_compare)), lambda v: v.pods, _budgets(profile))
+            violations = {id(v): n for v, n in violating}
             to_preempt: list[Victim] = []
-            for v in sorted(victims, key=cmp_to_key(_compare)):
+            for v in [v for v, _ in violating] + non_violating:
                 self._put_back(aside.pop(id(v)))
                 trial = self.placer.place(profile, group, [r.fresh() for r in pods])
                 if trial.status is not None:
@@ -158,14 +171,16 @@ class PodGroupPreemption:
             for tokens in aside.values():
                 self._put_back(tokens)
         nominations = {r.info.uid: r.node for r in final.results if r.placed and r.node}
+        to_preempt.sort(key=cmp_to_key(_compare))
+        pdb_violations = sum(violations.get(id(v), 0) for v in to_preempt)
         preempted = [p for v in to_preempt for p in v.pods]
         executor = _executor(profile)
         if executor is not None and any(p.pod.metadata.deletion_timestamp is None for p in preempted):
             # Held from now on: the writes start only after the cycle.
             executor.hold(group.metadata.uid)
         self.spawn(self._actuate(executor, group, members[0], preempted), f"podgroup-preemption/{group.key}")
-        log.info("preempting for a pod group", extra={"podGroup": group.key,
-                                                      "victims": [p.key for p in preempted]})
+        log.info("preempting for a pod group", extra={"podGroup": group.key, "victims": [p.key for p in preempted],
+                                                      "pdb_violations": pdb_violations})
         return Preemption(Status(Code.SUCCESS, f"found a placement for podgroup, preempting {len(preempted)} victims"),
                           nominations)
 

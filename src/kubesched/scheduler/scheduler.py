@@ -50,6 +50,7 @@ from kubesched.scheduler.debugger import Comparison, DebugState, compare
 from kubesched.scheduler.eventhandlers import ClusterEventHandlers
 from kubesched.scheduler.profiles import build_profiles
 from kubesched.scheduler.schedule_one import Cycles
+from kubesched.scheduler.schedule_one_cogroup import CoGroupCycles
 from kubesched.scheduler.schedule_one_podgroup import PodGroupCycles, is_pod_group_member
 from kubesched.scheduler.sources import ClusterSources
 from kubesched.scheduler.writes import ApiWrites
@@ -171,6 +172,8 @@ class Scheduler:
                 self.cycles, self.pod_group_states,
                 lambda group, condition: write_pod_group_condition(client, group, condition),
                 self._spawn_background)
+        # With a profile that enables Coscheduling: its groups too, whole or not at all.
+        self.co_group_cycles = CoGroupCycles(self.cycles) if sources.co_pod_groups is not None else None
         self.stats = self.cycles.stats
         self.schedule_one = self.cycles.schedule_one
         self._informers: tuple[Informer[Any], ...] = sources.all
@@ -375,6 +378,8 @@ class Scheduler:
             try:
                 if self.group_cycles is not None and is_pod_group_member(info.pod):
                     self.group_cycles.schedule_group(info)
+                elif self.co_group_cycles is not None and self.co_group_cycles.plugin(info.pod) is not None:
+                    self.co_group_cycles.schedule_group(info)
                 elif self.extenders:
                     await self.cycles.schedule_one_with_extenders(info)
                 else:

@@ -62,7 +62,7 @@ class PodGroupManager:
         self._permitted: dict[str, float] = {}  # group -> expiry
         self._backed_off: dict[str, float] = {}  # group -> expiry
         self._last_failed: dict[str, float] = {}  # group -> when, on the clock
-        self._assigned: dict[str, set[str]] = {}  # group -> pod names past Permit
+        self._assigned: dict[str, set[str]] = {}  # group -> uids of its live pods past Permit
 
     # --- reads ----------------------------------------------------------------------------------
 
@@ -76,11 +76,22 @@ class PodGroupManager:
         return [p for p in self.pods.list()
                 if p.metadata.namespace == namespace and p.metadata.labels.get(POD_GROUP_LABEL) == name]
 
-    def assigned_count(self, full_name: str) -> int:
+    def assigned_count(self, full_name: str, also: str = "") -> int:
+        """The group's pods bound or past Permit (`also`: a uid past Permit this moment). A pod
+        deleted since no longer counts: a group whose pods are all gone (a Job run again with the
+        same PodGroup) starts again from none."""
         namespace, _, name = full_name.partition("/")
-        bound = {p.metadata.name for p in self.pods.list() if p.spec.node_name and p.metadata.namespace == namespace
-                 and p.metadata.labels.get(POD_GROUP_LABEL) == name}
-        return len(bound | self._assigned.get(full_name, set()))
+        members = [p for p in self.pods.list()
+                   if p.metadata.namespace == namespace and p.metadata.labels.get(POD_GROUP_LABEL) == name]
+        held = self._assigned.get(full_name)
+        if held is not None:
+            held.intersection_update({p.metadata.uid for p in members} | {also})
+            if not held:
+                del self._assigned[full_name]
+        counted = {p.metadata.uid for p in members if p.spec.node_name} | (held or set())
+        if also:
+            counted.add(also)
+        return len(counted)
 
     def creation_timestamp(self, pod: Pod, default: float) -> float:
         """When the pod's group counts as created for queue sort: its last failure, else the
@@ -146,16 +157,17 @@ class PodGroupManager:
         if group is None:
             return PermitStatus.POD_GROUP_NOT_FOUND, False
         assigned = self._assigned.setdefault(full, set())
-        assigned.add(pod.metadata.name)
-        if self.assigned_count(full) >= group.spec.min_member:
+        assigned.add(pod.metadata.uid)
+        first = len(assigned) == 1
+        if self.assigned_count(full, also=pod.metadata.uid) >= group.spec.min_member:
             return PermitStatus.SUCCESS, False
-        return PermitStatus.WAIT, len(assigned) == 1
+        return PermitStatus.WAIT, first
 
     def unreserve(self, pod: Pod) -> None:
         full = pod_group_full_name(pod)
         assigned = self._assigned.get(full)
         if assigned is not None:
-            assigned.discard(pod.metadata.name)
+            assigned.discard(pod.metadata.uid)
             if not assigned:
                 del self._assigned[full]
 

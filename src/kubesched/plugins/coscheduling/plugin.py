@@ -24,6 +24,8 @@ from kubesched.plugins.coscheduling.args import CoschedulingArgs, typed
 from kubesched.plugins.coscheduling.core import PermitStatus, PodGroupManager, pod_group_full_name, wait_time
 
 NAME = "Coscheduling"
+# In a pod's cycle state while the whole-group cycle tries placements it undoes again.
+TRIAL = "Coscheduling/trial"
 
 
 class Coscheduling:
@@ -74,13 +76,33 @@ class Coscheduling:
         not_assigned = (group.spec.min_member - assigned) / group.spec.min_member
         if not_assigned <= self.reject_threshold:
             return Status(Code.UNSCHEDULABLE, plugin=NAME)
-        self._reject_waiting(pod.pod, group.metadata.name, "optimistic rejection in PostFilter")
-        if self.backoff > 0 and len(self.manager.siblings(pod.pod)) >= group.spec.min_member:
+        self.reject_group(pod.pod, group, "optimistic rejection in PostFilter")
+        return Status(Code.UNSCHEDULABLE, f"PodGroup {full} gets rejected due to Pod {pod.pod.metadata.name} is "
+                                          "unschedulable even after PostFilter", plugin=NAME)
+
+    def reject_group(self, pod: Pod, group: CoPodGroup, message: str) -> None:
+        """The group failed: its waiting pods rejected, the group backed off (args'
+        podGroupBackoffSeconds, once all its pods exist) and sorted after the others of its priority."""
+        full = pod_group_full_name(pod)
+        self._reject_waiting(pod, group.metadata.name, message)
+        if self.backoff > 0 and len(self.manager.siblings(pod)) >= group.spec.min_member:
             self.manager.back_off(full, self.backoff)
         self.manager.delete_permitted(full)
         self.manager.mark_failure(full)
-        return Status(Code.UNSCHEDULABLE, f"PodGroup {full} gets rejected due to Pod {pod.pod.metadata.name} is "
-                                          "unschedulable even after PostFilter", plugin=NAME)
+
+    # --- the whole-group cycle (scheduler/schedule_one_cogroup.py) ------------------------------
+
+    def placement_feasible(self, group: CoPodGroup, remaining: int, scheduled: int) -> Status | None:
+        """GangScheduling's PlacementFeasible on minMember: Unschedulable once the pods left
+        cannot bring the group to minMember, Wait until they have, None once they have."""
+        need = group.spec.min_member
+        if remaining + scheduled < need:
+            return Status(Code.UNSCHEDULABLE, f"minMember ({need}) cannot be satisfied: {scheduled} scheduled, "
+                                              f"{remaining} remaining", plugin=NAME)
+        if scheduled < need:
+            return Status(Code.WAIT, f"minMember ({need}) is not yet satisfied: {scheduled} scheduled, "
+                                     f"{remaining} remaining", plugin=NAME)
+        return None
 
     # --- Reserve, Permit ------------------------------------------------------------------------
 
@@ -90,6 +112,10 @@ class Coscheduling:
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         full, group = self.manager.pod_group(pod.pod)
         if group is None:
+            return
+        if state.get(TRIAL):
+            # A placement the whole-group cycle tries and takes back: nothing failed.
+            self.manager.unreserve(pod.pod)
             return
         self.manager.unreserve(pod.pod)
         self._reject_waiting(pod.pod, group.metadata.name, "rejection in Unreserve")

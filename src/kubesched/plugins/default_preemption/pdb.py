@@ -7,9 +7,9 @@ PostFilter, parsed once, and consumed afresh for each node.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from kubesched.framework.types import PodInfo
 from kubesched.model.objects import PodDisruptionBudget
@@ -64,6 +64,29 @@ def split_by_violation(victims: Sequence[PodInfo],
     non_violating: list[PodInfo] = []
     for v in victims:
         (violating if _violates(v, known, allowed) else non_violating).append(v)
+    return violating, non_violating
+
+
+T = TypeVar("T")
+
+
+def split_units_by_violation(units: Sequence[T], pods: Callable[[T], Sequence[PodInfo]],
+                             known: Sequence[Budget]) -> tuple[list[tuple[T, int]], list[T]]:
+    """FilterVictimsWithPDBViolation over victims of one or more pods (pod-group preemption): a
+    victim violates as a whole when any of its pods does, since a PodGroup victim goes whole or
+    not at all; each violating one with the number of its pods that violate. Every pod of every
+    victim consumes its budgets, in the order of `units` (most important first)."""
+    if not known:
+        return [], list(units)
+    allowed = [b.allowed for b in known]
+    violating: list[tuple[T, int]] = []
+    non_violating: list[T] = []
+    for unit in units:
+        count = sum(1 for p in pods(unit) if _violates(p, known, allowed))
+        if count:
+            violating.append((unit, count))
+        else:
+            non_violating.append(unit)
     return violating, non_violating
 
 

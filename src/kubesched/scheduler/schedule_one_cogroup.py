@@ -1,0 +1,133 @@
+"""The whole-group cycle for scheduler-plugins' Coscheduling groups (PodGroup CRD,
+scheduling.x-k8s.io/v1alpha1): where scheduler-plugins schedules a group pod by pod, each placed pod
+waiting at Permit on a node it holds until minMember are placed (its issues #114, #117, #713: two
+gangs each holding part of the room wait on each other until the timeout, again and again; #930:
+partial binds), kubesched takes the group's queued pods out together and places them against one
+snapshot with the pod-group cycle's algorithm (scheduler/podgroup_algorithm.py), minMember as the
+placement check. Either minMember fit, and then they are assumed, reserved and permitted together
+(Coscheduling's Permit lets them go as the last arrives, within the same cycle); or none of them is
+assumed and no node is held: each is told why and the group is rejected as Coscheduling's
+PostFilter does (backed off, sorted after the others of its priority).
+
+Coscheduling's PreFilter verdicts are the group's (its siblings, gates, minResources, backoff):
+when it turns the group away, each pod goes through the algorithm on its own, so it is told in
+scheduler-plugins' words; no pod gets past PreFilter then. A group whose PodGroup is not known is
+scheduled pod by pod, as scheduler-plugins does (Permit turns each away).
+
+Not in this cycle: preemption (a Coscheduling group's pods do not preempt one by one either, which
+is how partial evictions happen) and extenders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kubesched.backend.queue import QueuedPodInfo
+from kubesched.framework.fit_error import FitError
+from kubesched.framework.pod_groups import NoPodGroups
+from kubesched.framework.runtime.profile import Profile
+from kubesched.framework.runtime.schedule import ScheduleResult
+from kubesched.framework.status import Code
+from kubesched.model.coscheduling import POD_GROUP_LABEL
+from kubesched.model.objects import Pod
+from kubesched.plugins.coscheduling import NAME as COSCHEDULING
+from kubesched.plugins.coscheduling.core import pod_group_full_name
+from kubesched.plugins.coscheduling.plugin import TRIAL, Coscheduling
+from kubesched.scheduler.podgroup_algorithm import POD_GROUP_UNSCHEDULABLE, Placer, PodResult
+from kubesched.scheduler.schedule_one import Cycles, _failure
+
+REJECTED = "rejection in the whole-group cycle"
+
+
+@dataclass
+class CoGroupCycles:
+    cycles: Cycles
+
+    def __post_init__(self) -> None:
+        c = self.cycles
+        self.placer = Placer(c.cache, NoPodGroups(), c.rng, c.cursor, c.percentage_of_nodes_to_score)
+
+    def plugin(self, pod: Pod) -> Coscheduling | None:
+        """The Coscheduling plugin of the pod's profile, when it is in a group of it."""
+        if POD_GROUP_LABEL not in pod.metadata.labels:
+            return None
+        profile = self.cycles.profiles.get(pod.spec.scheduler_name)
+        plugin = None if profile is None else profile.plugin(COSCHEDULING)
+        return plugin if isinstance(plugin, Coscheduling) else None
+
+    def schedule_group(self, first: QueuedPodInfo) -> None:
+        """The cycle for the group of `first`, just popped: its other queued pods come along."""
+        cycles = self.cycles
+        plugin = self.plugin(first.pod)
+        assert plugin is not None
+        full, group = plugin.manager.pod_group(first.pod)
+        if group is None:
+            cycles.schedule_one(first)
+            return
+        scheduler = first.pod.spec.scheduler_name
+        members = [first, *cycles.queue.pop_members(
+            lambda p: pod_group_full_name(p) == full and p.spec.scheduler_name == scheduler, first.scheduling_cycle)]
+        members.sort(key=lambda i: (-i.priority, i.timestamp))
+        begun = [(info, cycles._begin(info)) for info in members]
+        pods = [PodResult(info, c[1], c[2], c[3]) for info, c in begun if c is not None]
+        if not pods:
+            return
+        profile = next(c[0] for _, c in begun if c is not None)
+        for r in pods:
+            r.state.write(TRIAL, True)
+        if plugin.manager.pre_filter(first.pod, cycles.cache.snapshot().node_infos) is not None:
+            self._one_by_one(profile, plugin, pods)
+            return
+        scheduled = plugin.manager.assigned_count(full)
+        outcome = self.placer.place_with(profile, pods, scheduled,
+                                         lambda remaining, done: plugin.placement_feasible(group, remaining, done))
+        for r in pods:
+            r.state.write(TRIAL, False)
+        status = outcome.status
+        if status is None:
+            for r in pods:
+                if r.placed or isinstance(r.result, FitError):
+                    assert r.result is not None
+                    cycles._decided(r.info, profile, r.pod_info, r.state, r.started, r.elapsed, r.result, None)
+                elif isinstance(r.result, ScheduleResult) and r.status is not None:
+                    # Turned away at Reserve: as kube-scheduler reports it, a FitError over its one node.
+                    message, reason = _failure(r.pod_info, r.result.suggested_host, r.status)
+                    self._failed(profile, r, message, {r.status.plugin} if r.status.plugin else set(), reason)
+            return
+        rejectors = {p for r in pods if isinstance(r.result, FitError)
+                     for p in r.result.diagnosis.unschedulable_plugins}
+        for r in pods:
+            if isinstance(r.result, FitError):
+                self._failed(profile, r, r.result.message(), set(r.result.diagnosis.unschedulable_plugins))
+            elif status.code == Code.ERROR:
+                self._failed(profile, r, (r.status or status).message(), {COSCHEDULING}, reason="SchedulerError")
+            elif r.placed:
+                # Placed, but the group was not: back with the plugins that turned its others away.
+                self._failed(profile, r, f"{POD_GROUP_UNSCHEDULABLE}, {status.message()}", rejectors or {COSCHEDULING})
+            else:
+                self._failed(profile, r, status.message(), rejectors or {COSCHEDULING})
+        plugin.reject_group(first.pod, group, REJECTED)
+
+    def _one_by_one(self, profile: Profile, plugin: Coscheduling, pods: list[PodResult]) -> None:
+        """Each pod through the algorithm alone: PreFilter turns it away with its own message."""
+        for r in pods:
+            placed = self.placer.place_with(profile, [r], 0, lambda remaining, done: None)
+            if isinstance(r.result, ScheduleResult) and placed.status is None:
+                # The group's verdict cannot differ between its pods; should it, hold none.
+                self._failed(profile, r, POD_GROUP_UNSCHEDULABLE, {COSCHEDULING})
+                continue
+            if isinstance(r.result, FitError):
+                self._failed(profile, r, r.result.message(), set(r.result.diagnosis.unschedulable_plugins))
+            else:
+                self._failed(profile, r, (r.status.message() if r.status else POD_GROUP_UNSCHEDULABLE),
+                             {COSCHEDULING}, reason="SchedulerError")
+        group = plugin.manager.pod_group(pods[0].info.pod)[1]
+        if group is not None:
+            plugin.reject_group(pods[0].info.pod, group, REJECTED)
+
+    def _failed(self, profile: Profile, r: PodResult, message: str, plugins: set[str],
+                reason: str = "Unschedulable") -> None:
+        r.info.unschedulable_plugins = plugins
+        if reason == "Unschedulable":
+            self.cycles.stats.unschedulable += 1
+        self.cycles._failed(r.info, profile, message, reason=reason, started=r.started)

@@ -1,0 +1,176 @@
+"""Coscheduling groups through the whole-group cycle (scheduler/schedule_one_cogroup.py), driven
+without I/O with scheduler-plugins' own configuration (examples/coscheduling): where
+scheduler-plugins holds nodes at Permit for a group that cannot complete (its issues #114, #117,
+#713, #930), a group here is placed whole or not at all, and nothing is held for the other."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from kubesched.api import ApiClient
+from kubesched.config.load import loads
+from kubesched.model.coscheduling import POD_GROUP_LABEL, CoPodGroup, CoPodGroupSpec
+from kubesched.model.objects import ObjectMeta, Pod
+from kubesched.scheduler.scheduler import Scheduler
+from tests.builders import make_node, make_pod
+from tests.unit.scheduler.test_schedule_one_podgroup import answer, bound, pod_messages
+from tests.unit.scheduler.test_scheduler_binding import ScriptedClient
+
+CONFIG = (Path(__file__).parents[3] / "examples" / "coscheduling" / "scheduler-config.yaml").read_text()
+
+
+def co_scheduler(*node_cpus: str) -> tuple[Scheduler, ScriptedClient]:
+    client = ScriptedClient(answer)
+    sched = Scheduler(cast(ApiClient, client), loads(CONFIG))
+    for i, cpu in enumerate(node_cpus):
+        sched.cache.add_node(make_node(f"n{i}").capacity(cpu=cpu).obj())
+    return sched, client
+
+
+def add_group(sched: Scheduler, name: str, min_member: int, created: str = "2026-01-01T00:00:00Z") -> None:
+    group = CoPodGroup(metadata=ObjectMeta(name=name, namespace="default", creation_timestamp=created),
+                       spec=CoPodGroupSpec(min_member=min_member))
+    assert sched.sources.co_pod_groups is not None
+    sched.sources.co_pod_groups.store[f"default/{name}"] = group
+    sched.handlers.co_pod_group_added(group)
+
+
+def member(name: str, group: str, cpu: str = "3") -> Pod:
+    return make_pod(name).uid(name).scheduler("kubesched").label(POD_GROUP_LABEL, group).req(cpu=cpu).obj()
+
+
+def add_pods(sched: Scheduler, *pods: Pod) -> None:
+    for p in pods:
+        sched.pods.store[p.key] = p
+        sched.handlers.pod_added(p)
+
+
+async def run_cycles(sched: Scheduler) -> None:
+    while (info := sched.queue.pop_nowait()) is not None:
+        assert sched.co_group_cycles is not None
+        assert sched.co_group_cycles.plugin(info.pod) is not None
+        sched.co_group_cycles.schedule_group(info)
+    await asyncio.sleep(0)
+    await sched.binds.wait()
+
+
+def held(sched: Scheduler, client: ScriptedClient) -> list[str]:
+    """Pods holding a node without being bound: assumed in the cache and not bound, or waiting at Permit."""
+    profile = sched.profiles["kubesched"]
+    done = set(bound(client))
+    return sorted([p.pod.metadata.name for p in sched.cache.assumed_pods() if p.pod.metadata.name not in done]
+                  + [w.key for w in profile.handle.waiting_pods])
+
+
+def gang(group: str, n: int, cpu: str = "3") -> list[Pod]:
+    return [member(f"{group}{i}", group, cpu) for i in range(n)]
+
+
+def interleaved(*gangs: list[Pod]) -> list[Pod]:
+    return [p for column in zip(*gangs, strict=True) for p in column]
+
+
+async def test_two_gangs_with_room_for_one_place_exactly_one_and_hold_nothing_for_the_other() -> None:
+    sched, client = co_scheduler("4", "4", "4")
+    add_group(sched, "a", 3)
+    add_group(sched, "b", 3, created="2026-01-01T00:00:01Z")
+    add_pods(sched, *interleaved(gang("a", 3), gang("b", 3)))
+    await run_cycles(sched)
+    assert bound(client) == ["a0", "a1", "a2"]
+    assert held(sched, client) == []
+    messages = pod_messages(sched)
+    assert messages == {
+        "b0": "0/3 nodes are available: 3 Insufficient cpu.",
+        "b1": "minMember (3) cannot be satisfied: 0 scheduled, 2 remaining",
+        "b2": "minMember (3) cannot be satisfied: 0 scheduled, 2 remaining",
+    }, messages
+
+
+async def test_the_other_gang_is_placed_whole_once_the_first_is_gone() -> None:
+    sched, client = co_scheduler("4", "4", "4")
+    add_group(sched, "a", 3)
+    add_group(sched, "b", 3, created="2026-01-01T00:00:01Z")
+    a, b = gang("a", 3), gang("b", 3)
+    add_pods(sched, *interleaved(a, b))
+    await run_cycles(sched)
+    for p in a:  # bound, then finished
+        sched.pods.store.pop(p.key)
+        sched.handlers.pod_deleted(p)
+    await _drain_backoff(sched)
+    assert bound(client) == ["a0", "a1", "a2", "b0", "b1", "b2"]
+    assert held(sched, client) == []
+
+
+async def _drain_backoff(sched: Scheduler) -> None:
+    """Every pod in backoff or unschedulable moved to active, as time passing would, then cycles."""
+    sched.queue.activate([p for p in sched.pods.store.values() if not p.spec.node_name])
+    await run_cycles(sched)
+
+
+@pytest.mark.parametrize(("nodes", "min_member", "pods", "want_bound"), [
+    pytest.param(("4", "4"), 3, 3, [], id="room-for-two-of-three-places-none"),
+    pytest.param(("4", "4", "500m"), 3, 3, [], id="room-for-two-of-three-one-node-too-small"),
+    pytest.param(("4", "4"), 2, 3, ["g0", "g1"], id="min-member-two-of-three-places-two"),
+    pytest.param(("4", "4", "4"), 3, 3, ["g0", "g1", "g2"], id="room-for-all"),
+])
+async def test_a_group_is_placed_whole_or_not_at_all(nodes: tuple[str, ...], min_member: int, pods: int,
+                                                      want_bound: list[str]) -> None:
+    sched, client = co_scheduler(*nodes)
+    add_group(sched, "g", min_member)
+    add_pods(sched, *gang("g", pods))
+    await run_cycles(sched)
+    assert bound(client) == want_bound
+    assert held(sched, client) == []
+
+
+async def test_too_few_siblings_are_told_so_in_scheduler_plugins_words() -> None:
+    sched, client = co_scheduler("4", "4", "4")
+    add_group(sched, "g", 3)
+    add_pods(sched, *gang("g", 2, cpu="100m"))
+    await run_cycles(sched)
+    assert bound(client) == []
+    assert held(sched, client) == []
+    messages = pod_messages(sched)
+    assert sorted(messages) == ["g0", "g1"]
+    for name, message in messages.items():
+        assert (f"pre-filter pod {name} cannot find enough sibling pods, current pods number: 2, "
+                "minMember of group: 3") in message, messages
+
+
+async def test_a_failed_group_sorts_after_a_group_created_later() -> None:
+    """Coscheduling's PostFilter marks the group's failure: queue sort then takes the others of its
+    priority first (the starvation of #117 is not one group forever first)."""
+    sched, _ = co_scheduler("4", "4")
+    add_group(sched, "a", 3)
+    add_pods(sched, *gang("a", 3))
+    await run_cycles(sched)
+    add_group(sched, "b", 2, created="2026-01-01T00:00:05Z")
+    plugin = sched.co_group_cycles.plugin(gang("a", 1)[0]) if sched.co_group_cycles else None
+    assert plugin is not None
+    a_first = plugin.manager.creation_timestamp(member("a0", "a"), 0.0)
+    b_first = plugin.manager.creation_timestamp(member("b0", "b"), 0.0)
+    assert b_first < a_first
+
+
+async def test_a_group_whose_pods_are_gone_starts_again_from_none() -> None:
+    """A Job run again with the same PodGroup: the first run's pods, bound then deleted, must not
+    count towards minMember, or the second run's first pod would bind alone."""
+    sched, client = co_scheduler("4", "4", "4")
+    add_group(sched, "g", 2)
+    first = gang("g", 2)
+    add_pods(sched, *first)
+    await run_cycles(sched)
+    assert bound(client) == ["g0", "g1"]
+    for p in first:
+        sched.pods.store.pop(p.key)
+        sched.handlers.pod_deleted(p)
+    # Room for one of the second run's two pods: the others' nodes are taken.
+    add_pods(sched, *(make_pod(f"other{i}").uid(f"other{i}").node(f"n{i}").req(cpu="3").obj() for i in (0, 1)))
+    add_pods(sched, member("again0", "g"), member("again1", "g"))
+    await run_cycles(sched)
+    assert bound(client) == ["g0", "g1"]
+    assert held(sched, client) == []
