@@ -35,6 +35,7 @@ from kubesched.plugins.coscheduling.core import pod_group_full_name
 from kubesched.plugins.coscheduling.plugin import TRIAL, Coscheduling
 from kubesched.scheduler.podgroup_algorithm import POD_GROUP_UNSCHEDULABLE, Placer, PodResult
 from kubesched.scheduler.schedule_one import Cycles, _failure
+from kubesched.scheduler.schedule_one_podgroup import begin_group
 
 REJECTED = "rejection in the whole-group cycle"
 
@@ -64,15 +65,10 @@ class CoGroupCycles:
         if group is None:
             cycles.schedule_one(first)
             return
-        scheduler = first.pod.spec.scheduler_name
-        members = [first, *cycles.queue.pop_members(
-            lambda p: pod_group_full_name(p) == full and p.spec.scheduler_name == scheduler, first.scheduling_cycle)]
-        members.sort(key=lambda i: (-i.priority, i.timestamp))
-        begun = [(info, cycles._begin(info)) for info in members]
-        pods = [PodResult(info, c[1], c[2], c[3]) for info, c in begun if c is not None]
-        if not pods:
+        begun = begin_group(cycles, first, lambda p: pod_group_full_name(p) == full)
+        if begun is None:
             return
-        profile = next(c[0] for _, c in begun if c is not None)
+        profile, pods = begun
         for r in pods:
             r.state.write(TRIAL, True)
         if plugin.manager.pre_filter(first.pod, cycles.cache.snapshot().node_infos) is not None:

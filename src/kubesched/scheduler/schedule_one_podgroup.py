@@ -48,6 +48,22 @@ def is_pod_group_member(pod: Pod) -> bool:
     return pod_group_name(pod) is not None
 
 
+def begin_group(cycles: Cycles, first: QueuedPodInfo,
+                same_group: Callable[[Pod], bool]) -> tuple[Profile, list[PodResult]] | None:
+    """`first` and its group's other queued pods of the same scheduler, taken out of the queue
+    together, in kube-scheduler's order (priority, then queue time), each cycle begun; None when
+    none of them is to be scheduled (deleted, or already assumed)."""
+    scheduler = first.pod.spec.scheduler_name
+    members = [first, *cycles.queue.pop_members(
+        lambda p: same_group(p) and p.spec.scheduler_name == scheduler, first.scheduling_cycle)]
+    members.sort(key=lambda i: (-i.priority, i.timestamp))
+    begun = [(info, cycles._begin(info)) for info in members]
+    pods = [PodResult(info, c[1], c[2], c[3]) for info, c in begun if c is not None]
+    if not pods:
+        return None
+    return next(c[0] for _, c in begun if c is not None), pods
+
+
 @dataclass
 class PodGroupCycles:
     cycles: Cycles
@@ -68,16 +84,11 @@ class PodGroupCycles:
         pod = first.pod
         namespace, name = pod.metadata.namespace, pod_group_name(pod) or ""
         key = pod_group_key(pod)
-        members = [first, *cycles.queue.pop_members(
-            lambda p: pod_group_key(p) == key and p.spec.scheduler_name == pod.spec.scheduler_name,
-            first.scheduling_cycle)]
-        members.sort(key=lambda i: (-i.priority, i.timestamp))
         group = self.pod_groups.pod_group(namespace, name)
-        begun = [(info, cycles._begin(info)) for info in members]
-        pods = [PodResult(info, c[1], c[2], c[3]) for info, c in begun if c is not None]
-        if not pods:
+        begun = begin_group(cycles, first, lambda p: pod_group_key(p) == key)
+        if begun is None:
             return
-        profile = next(c[0] for _, c in begun if c is not None)
+        profile, pods = begun
         if group is None:
             # Deleted since the pods were queued: they wait, quietly, for it to come back, as
             # kube-scheduler's queue keeps such pods aside until their PodGroup is observed.

@@ -22,6 +22,7 @@ from kubesched.model.coscheduling import POD_GROUP_LABEL, CoPodGroup
 from kubesched.model.objects import Pod
 from kubesched.plugins.coscheduling.args import CoschedulingArgs, typed
 from kubesched.plugins.coscheduling.core import PermitStatus, PodGroupManager, pod_group_full_name, wait_time
+from kubesched.plugins.helper.min_count import min_count_feasible
 
 NAME = "Coscheduling"
 # In a pod's cycle state while the whole-group cycle tries placements it undoes again.
@@ -93,16 +94,8 @@ class Coscheduling:
     # --- the whole-group cycle (scheduler/schedule_one_cogroup.py) ------------------------------
 
     def placement_feasible(self, group: CoPodGroup, remaining: int, scheduled: int) -> Status | None:
-        """GangScheduling's PlacementFeasible on minMember: Unschedulable once the pods left
-        cannot bring the group to minMember, Wait until they have, None once they have."""
-        need = group.spec.min_member
-        if remaining + scheduled < need:
-            return Status(Code.UNSCHEDULABLE, f"minMember ({need}) cannot be satisfied: {scheduled} scheduled, "
-                                              f"{remaining} remaining", plugin=NAME)
-        if scheduled < need:
-            return Status(Code.WAIT, f"minMember ({need}) is not yet satisfied: {scheduled} scheduled, "
-                                     f"{remaining} remaining", plugin=NAME)
-        return None
+        """GangScheduling's PlacementFeasible on minMember."""
+        return min_count_feasible("minMember", group.spec.min_member, remaining, scheduled, NAME)
 
     # --- Reserve, Permit ------------------------------------------------------------------------
 

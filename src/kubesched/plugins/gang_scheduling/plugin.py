@@ -23,6 +23,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.model.objects import Pod
 from kubesched.model.workload import PodGroup
+from kubesched.plugins.helper.min_count import min_count_feasible
 
 NAME = "GangScheduling"
 # How long a gang's pods wait at Permit for minCount of them to be scheduled.
@@ -38,16 +39,8 @@ def _quoted(name: str) -> str:
 
 
 def placement_feasible(pod_group: PodGroup, remaining: int, scheduled: int) -> Status | None:
-    """GangScheduling's PlacementFeasible: Unschedulable once minCount cannot be met with the pods
-    left, Wait until it is met, None when it is."""
-    min_count = pod_group.min_count
-    if remaining + scheduled < min_count:
-        return Status(Code.UNSCHEDULABLE, f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, "
-                                          f"{remaining} remaining", plugin=NAME)
-    if scheduled < min_count:
-        return Status(Code.WAIT, f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, "
-                                 f"{remaining} remaining", plugin=NAME)
-    return None
+    """GangScheduling's PlacementFeasible on the PodGroup's minCount."""
+    return min_count_feasible("minCount", pod_group.min_count, remaining, scheduled, NAME)
 
 
 class GangScheduling:
