@@ -74,6 +74,8 @@ class PodGroupCycles:
     def __post_init__(self) -> None:
         c = self.cycles
         self.placer = Placer(c.cache, self.pod_groups, c.rng, c.cursor, c.percentage_of_nodes_to_score)
+        self._pending: dict[str, tuple[PodGroup, Condition]] = {}
+        self._writing: set[str] = set()
         handle = next(iter(c.profiles.values())).handle if c.profiles else None
         self.preemption = None if handle is None else PodGroupPreemption(self.placer, self.pod_groups, handle,
                                                                          self.spawn)
@@ -195,4 +197,18 @@ class PodGroupCycles:
         self._write(group, condition)
 
     def _write(self, group: PodGroup, condition: Condition) -> None:
-        self.spawn(self.write_condition(group, condition), f"podgroup-status/{group.key}")
+        """One writer a group, the newest condition sent last: two patches of one group in flight
+        at once could land in either order, leaving a placed group marked Unschedulable."""
+        key = group.key
+        self._pending[key] = (group, condition)
+        if key not in self._writing:
+            self._writing.add(key)
+            self.spawn(self._drain(key), f"podgroup-status/{key}")
+
+    async def _drain(self, key: str) -> None:
+        try:
+            while (next_write := self._pending.pop(key, None)) is not None:
+                await self.write_condition(*next_write)
+        finally:
+            self._writing.discard(key)
+            self._pending.pop(key, None)

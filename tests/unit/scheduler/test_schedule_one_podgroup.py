@@ -14,7 +14,7 @@ from kubesched.api.client import Response
 from kubesched.config.features import FeatureGates
 from kubesched.config.load import load
 from kubesched.model.objects import Pod
-from kubesched.model.workload import PodGroup
+from kubesched.model.workload import Condition, PodGroup
 from kubesched.scheduler.scheduler import Scheduler
 from tests.builders import make_node, make_pod, make_pod_group
 from tests.unit.scheduler.test_scheduler_binding import ScriptedClient
@@ -319,3 +319,43 @@ async def test_an_invalid_pod_group_is_a_scheduler_error(pods: list[Pod], group_
     assert set(pod_messages(sched).values()) == {want}
     assert group_conditions(client) == [{"type": "PodGroupInitiallyScheduled", "status": "False",
                                          "reason": "SchedulerError", "message": want}]
+
+
+async def test_a_groups_condition_writes_go_one_at_a_time_the_newest_last() -> None:
+    """A placed group once stayed Unschedulable on the plane: the False patch of an earlier cycle,
+    still in flight, landed after the True one. Writes of one group now wait for each other, and
+    of those waiting only the newest is sent."""
+    sched, _ = gated_scheduler("2")
+    cycles = sched.group_cycles
+    assert cycles is not None
+    release = asyncio.Event()
+    sent: list[str] = []
+    in_flight = 0
+    most = 0
+
+    async def writer(group: PodGroup, condition: Condition) -> None:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        if not sent and not release.is_set():
+            await release.wait()
+        sent.append(f"{condition.status}:{condition.message}")
+        in_flight -= 1
+
+    cycles.write_condition = writer
+    group = make_pod_group("pg")
+
+    def cond(status: str, message: str) -> Condition:
+        return Condition(type="PodGroupInitiallyScheduled", status=status, reason="r", message=message)
+
+    cycles._write(group, cond("False", "3 of 4"))
+    await asyncio.sleep(0)
+    cycles._write(group, cond("False", "2 of 4"))
+    cycles._write(group, cond("True", ""))
+    release.set()
+    await sched._background.wait()
+    assert sent == ["False:3 of 4", "True:"]
+    assert most == 1
+    cycles._write(group, cond("True", "again"))
+    await sched._background.wait()
+    assert sent[-1] == "True:again"
