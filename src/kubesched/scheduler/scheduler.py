@@ -48,6 +48,7 @@ from kubesched.framework.runtime.profile import Profile, ProfileError
 from kubesched.metrics import Metrics
 from kubesched.scheduler.debugger import Comparison, DebugState, compare
 from kubesched.scheduler.eventhandlers import ClusterEventHandlers
+from kubesched.scheduler.memory import heap_sizes, trim_forever
 from kubesched.scheduler.profiles import build_profiles
 from kubesched.scheduler.schedule_one import Cycles
 from kubesched.scheduler.schedule_one_cogroup import CoGroupCycles
@@ -209,7 +210,7 @@ class Scheduler:
                  "background_tasks": len(self._background)}
         for informer in self._informers:
             sizes[f"{informer.name}"] = len(informer.store)
-        return sizes
+        return sizes | heap_sizes()
 
     def debug_state(self) -> DebugState:
         return DebugState(self.internal_sizes, self.compare_cache, extra={
@@ -244,6 +245,9 @@ class Scheduler:
         if not is_synced:
             return await self._give_up()
         self._background.spawn(self.queue.run(), name="queue-flush")
+        # Pods, events and watch frames stream through the heap for weeks: glibc keeps the pages
+        # of what they free between long-lived objects until trimmed (scheduler/memory.py).
+        self._background.spawn(trim_forever(), name="memory-trim")
         log.info("caches synced", extra={"nodes": self.cache.node_count, "pods": len(self.pods.store),
                                          "queued": len(self.queue),
                                          "seconds": round(time.monotonic() - started, 3)})

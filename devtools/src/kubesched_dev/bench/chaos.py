@@ -321,8 +321,22 @@ async def _soak(client: ApiClient, fleet: _Fleet, opts: ChaosOptions, result: Ch
 
 def _brief(sizes: dict[str, int]) -> str:
     keys = ("cache_pods", "cache_assumed_pods", "queue_unschedulable", "queue_backoff", "event_series",
-            "informer/pods")
+            "informer/pods", "python_blocks", "malloc_in_use_kb", "malloc_free_kb", "malloc_mmapped_kb")
     return " ".join(f"{k}={sizes.get(k)}" for k in keys)
+
+
+def slope_per_minute(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of (seconds, value) points, a minute: a sawtooth (the event map's
+    6-minute teeth) averages out over a long run, where first-against-last would not."""
+    n = len(points)
+    if n < 2:
+        return 0.0
+    mean_t = sum(t for t, _ in points) / n
+    mean_v = sum(v for _, v in points) / n
+    var = sum((t - mean_t) ** 2 for t, _ in points)
+    if var == 0:
+        return 0.0
+    return 60.0 * sum((t - mean_t) * (v - mean_v) for t, v in points) / var
 
 
 def _flatness(samples: list[dict[str, Any]]) -> dict[str, Any]:
@@ -331,7 +345,9 @@ def _flatness(samples: list[dict[str, Any]]) -> dict[str, Any]:
         return {"flatness": "too few samples"}
     warm = samples[len(samples) // 3]
     later = samples[len(samples) // 3:]
-    out: dict[str, Any] = {"rss MB after warm-up -> max later": (warm["rss_mb"], max(s["rss_mb"] for s in later))}
+    out: dict[str, Any] = {"rss MB after warm-up -> max later": (warm["rss_mb"], max(s["rss_mb"] for s in later)),
+                           "rss slope MB/min after warm-up": round(slope_per_minute(
+                               [(s["t"], s["rss_mb"]) for s in later]), 3)}
     grown = {}
     for key, value in warm["sizes"].items():
         top = max(s["sizes"].get(key, 0) for s in later)
