@@ -8,6 +8,7 @@ Quantities are exact Decimals of base units (Go's resource.Quantity is exact too
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from decimal import Decimal
@@ -25,7 +26,9 @@ class CapacityError(ValueError):
     pass
 
 
+@functools.lru_cache(maxsize=4096)
 def q(text: str) -> Decimal:
+    """A quantity's exact value; cached, since every check of a device parses its capacities."""
     return parse_decimal(text)
 
 

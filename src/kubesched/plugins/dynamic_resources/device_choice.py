@@ -33,7 +33,6 @@ from kubesched.plugins.dynamic_resources.run_data import (
     _RunFields,
 )
 from kubesched.plugins.dynamic_resources.selectors import (
-    CelDevice,
     SelectorCompileError,
     SelectorRuntimeError,
 )
@@ -75,8 +74,7 @@ class _DeviceChoice(_RunFields):
             if isinstance(compiled, SelectorCompileError):
                 raise AllocatorError(f"{who}: selector #{i}: CEL compile error: {compiled}")
             try:
-                matches = compiled(CelDevice(device_id.driver, device.allow_multiple_allocations,
-                                             device.attributes, device.capacity))
+                matches = self.a.selectors.matches(selector.cel.expression, compiled, device_id.driver, device)
             except SelectorRuntimeError as e:
                 raise AllocatorError(f"{who}: selector #{i} on device {device_id}: CEL runtime error: {e}") from None
             if not matches:

@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kubesched.model.resource import DeviceAttribute, DeviceCapacity
+from kubesched.model.resource import Device, DeviceAttribute, DeviceCapacity
 
 
 class SelectorCompileError(Exception):
@@ -74,12 +74,44 @@ CompiledSelector = Callable[[CelDevice], bool]
 SelectorCompiler = Callable[[str], CompiledSelector]
 
 
+# Outcomes kept for this many (expression, device) pairs, then all forgotten at once.
+MAX_KEPT_OUTCOMES = 200_000
+
+
 class SelectorCache:
-    """Each expression compiled once; a compile error is cached too."""
+    """Each expression compiled once; a compile error is cached too.
+
+    What an expression says of a device is kept too: it depends on nothing but the device, and a
+    device of a slice is the same object until the slice changes (its update is a new object), so
+    one pod's allocator asks the same question of the same device on every node it tries, and every
+    pod of a burst asks it again. Upstream evaluates each time; the answers, runtime errors
+    included, are the same."""
 
     def __init__(self, compiler: SelectorCompiler) -> None:
         self._compile = compiler
         self._cache: dict[str, CompiledSelector | SelectorCompileError] = {}
+        # Keyed by id(device), the device kept beside its outcome so the id cannot be reused.
+        self._outcomes: dict[tuple[str, int], tuple[Device, bool | SelectorRuntimeError]] = {}
+
+    def matches(self, expression: str, compiled: CompiledSelector, driver: str, device: Device) -> bool:
+        """`compiled` on `device` (of a slice of `driver`), evaluated once while the device lives;
+        raises SelectorRuntimeError."""
+        key = (expression, id(device))
+        kept = self._outcomes.get(key)
+        if kept is not None and kept[0] is device:
+            outcome = kept[1]
+        else:
+            try:
+                outcome = compiled(CelDevice(driver, device.allow_multiple_allocations, device.attributes,
+                                             device.capacity))
+            except SelectorRuntimeError as e:
+                outcome = e
+            if len(self._outcomes) >= MAX_KEPT_OUTCOMES:
+                self._outcomes.clear()
+            self._outcomes[key] = (device, outcome)
+        if isinstance(outcome, SelectorRuntimeError):
+            raise SelectorRuntimeError(str(outcome))
+        return outcome
 
     def get(self, expression: str) -> CompiledSelector | SelectorCompileError:
         found = self._cache.get(expression)
