@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 NOTE_LENGTH_LIMIT = 1024
 MAX_QUEUED_EVENTS = 1000
+EVENT_WORKERS = 8
 SERIES_FINISH_AFTER = 6 * 60.0
 SERIES_REFRESH_EVERY = 30 * 60.0
 _SEND_RETRIES = (1.0, 5.0)  # client-go retries a network failure 12 times, 10 s apart
@@ -152,7 +153,7 @@ class EventRecorder:
         reporting_controller: str,
         reporting_instance: str | None = None,
         *,
-        workers: int = 8,
+        workers: int = EVENT_WORKERS,
         max_queued: int = MAX_QUEUED_EVENTS,
         use_protobuf: bool = False,
     ) -> None:

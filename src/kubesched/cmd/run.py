@@ -15,6 +15,7 @@ import uvloop
 
 from kubesched import logs, serving
 from kubesched.api import ApiClient, ClusterConfig, KubeconfigError, load_config
+from kubesched.api.events import EVENT_WORKERS
 from kubesched.api.extender import ExtenderConfigError, HTTPExtender, http_extenders
 from kubesched.api.informer import DRA_RESOURCES
 from kubesched.backend.queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
@@ -202,13 +203,16 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
                          max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES) + len(DRA_RESOURCES)) as client, \
             ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=2,
                       user_agent="kubesched/leader-election") as election_client, \
+            ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=EVENT_WORKERS,
+                      user_agent="kubesched/events") as event_client, \
             _closing(extenders):
         # The lease has a client of its own, as kube-scheduler's: its renewals never queue for a
-        # token or a connection behind binds, events and patches.
+        # token or a connection behind binds, events and patches. Events have one too, as
+        # kube-scheduler's eventClient (createClients): binds and events each get the QPS.
         scheduler = Scheduler(client, config, max_binds_in_flight=binds_in_flight, failure_limit=failure_limit,
                               out_of_tree=out_of_tree, elector=elector_for(election_client, config.leader_election),
                               features=features or FeatureGates(), max_in_unschedulable=max_in_unschedulable,
-                              extenders=extenders)
+                              extenders=extenders, event_client=event_client)
         loop = asyncio.get_running_loop()
         stopping: list[asyncio.Task[None]] = []
 

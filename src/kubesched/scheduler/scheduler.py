@@ -93,7 +93,7 @@ class Scheduler:
                  failure_limit: float = DEFAULT_FAILURE_LIMIT, clock: Callable[[], float] = time.monotonic,
                  elector: LeaderElector | None = None, features: FeatureGates | None = None,
                  max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
-                 extenders: Sequence[Extender] = ()) -> None:
+                 extenders: Sequence[Extender] = (), event_client: ApiClient | None = None) -> None:
         # `features` are read here and in the components this builds, which get plain booleans.
         features = features or FeatureGates()
         self.client = client
@@ -111,7 +111,10 @@ class Scheduler:
         # at Permit and the binding port through it, never the API client itself.
         use_protobuf = config.client_connection.content_type == PROTOBUF
         self.binder = Binder(client, max_in_flight=max_binds_in_flight, use_protobuf=use_protobuf)
-        self.events = EventRecorder(client, reporting_controller=config.profiles[0].scheduler_name,
+        # Events go through a client of their own where one is given, as kube-scheduler's eventClient:
+        # its own QPS and burst, so a burst of events never delays a bind and neither starves the other.
+        self.event_client = event_client or client
+        self.events = EventRecorder(self.event_client, reporting_controller=config.profiles[0].scheduler_name,
                                     use_protobuf=use_protobuf)
         self.writes = writes = ApiWrites(client, self.binder, self.events)
         self.handle = Handle(snapshot=self.cache.snapshot, clock=clock, pods=self.pods, nodes=self.nodes,
@@ -275,6 +278,7 @@ class Scheduler:
         # its own view of it expires. Then stop scheduling and exit non-zero, as kube-scheduler does,
         # so a restart rejoins as a standby with fresh caches.
         self.client.fence("the leader lease was lost")
+        self.event_client.fence("the leader lease was lost")
         self._fail("leader election lost")
 
     async def _until(self, step: asyncio.Future[Any] | None) -> bool:

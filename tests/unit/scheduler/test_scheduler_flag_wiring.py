@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from kubesched.api.client import ApiClient
@@ -48,3 +50,25 @@ def test_pop_from_backoff_gate_reaches_the_queue(features: FeatureGates, popped:
     assert sched.queue.flush_unschedulable_leftover() == 1
     assert sched.queue.where(uid) == "backoff"
     assert (sched.queue.pop_nowait() is not None) == popped
+
+
+def test_events_go_through_their_own_client_and_both_are_fenced_when_the_lease_is_lost() -> None:
+    """kube-scheduler's createClients: a clientset for events beside the scheduler's, each with its
+    own QPS and burst; losing the lease fences both."""
+    cluster = ClusterConfig("https://127.0.0.1:1", None, Credentials(), "test")
+    client, events = ApiClient(cluster), ApiClient(cluster, user_agent="kubesched/events")
+    sched = Scheduler(client, load(None), event_client=events)
+    assert sched.events.client is events and sched.writes.client is client
+
+    class LostAtOnce:
+        async def run(self) -> None:
+            return None  # run() returns once the lease is lost
+
+    asyncio.run(sched._campaign(LostAtOnce()))  # type: ignore[arg-type]
+    assert (client.fenced, events.fenced) == ("the leader lease was lost",) * 2
+    assert sched.failure == "leader election lost"
+
+
+def test_without_an_event_client_events_share_the_scheduler_s() -> None:
+    sched = _scheduler()
+    assert sched.events.client is sched.client
