@@ -58,7 +58,8 @@ def test_events_go_through_their_own_client_and_both_are_fenced_when_the_lease_i
     cluster = ClusterConfig("https://127.0.0.1:1", None, Credentials(), "test")
     client, events = ApiClient(cluster), ApiClient(cluster, user_agent="kubesched/events")
     sched = Scheduler(client, load(None), event_client=events)
-    assert sched.events.client is events and sched.writes.client is client
+    assert sched.events.client is events
+    assert sched.writes.client is client
 
     class LostAtOnce:
         async def run(self) -> None:
