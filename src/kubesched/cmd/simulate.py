@@ -47,7 +47,7 @@ def read_live(config: SchedulerConfig, kubeconfig: str | None, context: str | No
             sources = ClusterSources(client, generic_workload=generic_workload, coscheduling=coscheduling)
             await sources.list_once()
             objects = sources.objects()
-            # The cluster's own pod groups, for its pods that join them (not in snapshot files).
+            # The cluster's own pod groups, for its pods that join them (snapshot files carry them).
             if sources.pod_groups is not None:
                 objects["podgroups"] = sources.pod_groups.list()
             if sources.co_pod_groups is not None:
@@ -64,18 +64,24 @@ def read_live(config: SchedulerConfig, kubeconfig: str | None, context: str | No
 @click.command()
 @connection_options
 @click.option("--config", "config_path", default=None, metavar="FILE",
-              help="A KubeSchedulerConfiguration, for its clientConnection (kubeconfig, qps, burst).")
-def snapshot(kubeconfig: str | None, context: str | None, config_path: str | None) -> None:
+              help="A KubeSchedulerConfiguration, for its clientConnection (kubeconfig, qps, burst); naming "
+                   "Coscheduling, scheduler-plugins' PodGroups are read too.")
+@gates_option
+def snapshot(kubeconfig: str | None, context: str | None, config_path: str | None,
+             feature_gates: tuple[str, ...]) -> None:
     """Write the cluster's state as the scheduler reads it (nodes, pods and what the plugins read:
-    namespaces, Jobs, Services, ReplicaSets, ReplicationControllers, StatefulSets) to stdout, as
+    namespaces, Jobs, Services, ReplicaSets, ReplicationControllers, StatefulSets, volumes, DRA
+    objects; PodGroups with GenericWorkload=true or a config naming Coscheduling) to stdout, as
     versioned JSON for `kubesched simulate --snapshot`. Reads only.
 
     \b
-    Example:
+    Examples:
       kubesched snapshot > cluster.json
+      kubesched snapshot --feature-gates GenericWorkload=true > cluster.json
     """
-    config, _ = load_scheduler_config(config_path, ())
-    sys.stdout.buffer.write(encode(read_live(config, kubeconfig, context)))
+    gates = parse_gates(feature_gates)
+    config, _ = load_scheduler_config(config_path, (), gates)
+    sys.stdout.buffer.write(encode(read_live(config, kubeconfig, context, gates.generic_workload)))
 
 
 def read_manifests(paths: tuple[str, ...]) -> list[Any]:

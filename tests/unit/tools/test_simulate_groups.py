@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from kubesched.config import load
@@ -14,6 +15,7 @@ from kubesched.config.types import SchedulerConfig
 from kubesched.tools.simulate.expand import ExpandError
 from kubesched.tools.simulate.render import render_table, to_dict
 from kubesched.tools.simulate.run import simulate
+from kubesched.tools.simulate.state import decode, encode
 from tests.builders import make_node
 from tests.unit.tools.test_simulate import expand, placed, pod, state
 
@@ -165,3 +167,29 @@ def test_a_cronjob_gang_lands_whole_in_its_pool_or_not_at_all(fallback: str, cou
 def test_a_pod_group_of_an_unknown_api_is_refused() -> None:
     with pytest.raises(ExpandError, match=r"apiVersion 'example.com/v1'"):
         expand({"apiVersion": "example.com/v1", "kind": "PodGroup", "metadata": {"name": "g"}})
+
+
+@pytest.mark.parametrize(("config", "group", "members", "plural", "message"), [
+    pytest.param(GATED, pod_group("g", 4), [member(f"p{i}", "g") for i in range(4)], "podgroups", MIN4,
+                 id="workload-api-podgroup"),
+    pytest.param(COSCHED, co_group("g", 4), [co_member(f"p{i}", "g") for i in range(4)], "copodgroups",
+                 "minMember (4) cannot be satisfied: 3 of 4 pods fit, 0 bound", id="coscheduling-podgroup"),
+])
+def test_a_snapshot_file_carries_the_cluster_s_pod_groups(config: SchedulerConfig, group: dict[str, Any],
+                                                          members: list[dict[str, Any]], plural: str,
+                                                          message: str) -> None:
+    """`kubesched snapshot` of a cluster holding the PodGroup, then `simulate --snapshot` of its pods:
+    the group is the snapshot's, and decides as if it came with the manifests."""
+    live = state(NODES)
+    live.objects[plural] = expand(group).objects[plural]
+    raw = encode(live)
+    assert [g["metadata"]["name"] for g in msgspec.json.decode(raw)["objects"][plural]] == ["g"]
+    back = decode(raw)
+    assert back.ignored_kinds == []
+    sim = simulate(config, back, expand(*members), generic_workload=config is GATED)
+    assert set(placed(sim).values()) == {None}
+    assert [(g.group, g.message) for g in sim.groups] == [("shop/g", message)]
+
+
+def test_a_snapshot_without_pod_groups_writes_no_group_keys() -> None:
+    assert not {"podgroups", "copodgroups"} & msgspec.json.decode(encode(state(NODES)))["objects"].keys()

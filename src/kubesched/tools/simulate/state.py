@@ -6,7 +6,10 @@ with one list per kind (sources.KINDS, by API plural), each object as kubesched'
      "server": "https://...", "createdAt": "2026-12-01T12:00:00Z",
      "objects": {"nodes": [...], "pods": [...], "jobs": [...], ...}}
 
-A kind missing from the file is empty. A kind this kubesched does not know (a newer file) is
+Pod groups ride along where the cluster has them: "podgroups" (scheduling.k8s.io/v1beta1, read with
+the GenericWorkload gate on) and "copodgroups" (scheduler-plugins' scheduling.x-k8s.io PodGroups,
+read when the config names Coscheduling): both APIs call them podgroups, so the file tells them
+apart by key. A kind missing from the file is empty. A kind this kubesched does not know (a newer file) is
 reported and left out; a newer formatVersion is refused, an older one read as it is.
 """
 
@@ -18,12 +21,17 @@ from typing import Any
 
 import msgspec
 
+from kubesched.model.coscheduling import CoPodGroup
 from kubesched.model.decode import drop_nulls
+from kubesched.model.workload import PodGroup
 from kubesched.scheduler.sources import KINDS, StaticSources
 
 API_VERSION = "kubesched.io/v1alpha1"
 KIND = "ClusterSnapshot"
 FORMAT_VERSION = 1
+# Not informer kinds of every scheduler (sources.KINDS), but what simulate places groups by.
+GROUP_KINDS: dict[str, type] = {"podgroups": PodGroup, "copodgroups": CoPodGroup}
+FILE_KINDS: dict[str, type] = {**KINDS, **GROUP_KINDS}
 
 
 class SnapshotError(ValueError):
@@ -44,7 +52,8 @@ class ClusterState:
 def encode(state: ClusterState) -> bytes:
     doc = {"apiVersion": API_VERSION, "kind": KIND, "formatVersion": FORMAT_VERSION, "server": state.server,
            "createdAt": state.created_at,
-           "objects": {plural: state.objects.get(plural, []) for plural in KINDS}}
+           "objects": {**{plural: state.objects.get(plural, []) for plural in KINDS},
+                       **{plural: state.objects[plural] for plural in GROUP_KINDS if plural in state.objects}}}
     return msgspec.json.format(msgspec.json.encode(doc), indent=1) + b"\n"
 
 
@@ -64,7 +73,7 @@ def decode(raw: bytes, source: str = "the snapshot") -> ClusterState:
         raise SnapshotError(f"{source}: objects must be a map of kind (API plural) to a list")
     state = ClusterState({}, str(doc.get("server") or ""), str(doc.get("createdAt") or ""))
     for plural, items in objects.items():
-        type_ = KINDS.get(plural)
+        type_ = FILE_KINDS.get(plural)
         if type_ is None:
             state.ignored_kinds.append(plural)
             continue
