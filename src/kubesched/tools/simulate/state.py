@@ -79,7 +79,7 @@ def decode(raw: bytes, source: str = "the snapshot") -> ClusterState:
             continue
         if not isinstance(items, list):
             raise SnapshotError(f"{source}: objects.{plural} must be a list")
-        decoded = []
+        decoded: list[Any] = []
         for i, item in enumerate(items):
             try:
                 decoded.append(msgspec.convert(drop_nulls(item), type_))
