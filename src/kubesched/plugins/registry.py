@@ -37,6 +37,7 @@ from kubesched.plugins.cronjob_pool import plugin as cronjob_pool
 from kubesched.plugins.cronjob_pool.ownership import JobLookup
 from kubesched.plugins.default_preemption.pdb import PDBLister
 from kubesched.plugins.dynamic_resources import plugin as dynamic_resources
+from kubesched.plugins.dynamic_resources.extended_scoring import DeviceScoring
 from kubesched.plugins.dynamic_resources.manager import DraManager
 from kubesched.plugins.gang_scheduling import plugin as gang_scheduling
 from kubesched.plugins.helper.storage_lister import StorageLister
@@ -64,10 +65,14 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
     scheduler's storage informers); without it none exists.
     DefaultPreemption reads PodDisruptionBudgets from `pdbs` (the scheduler's PDB informer); without
     it no victim breaks a budget. DynamicResources reads ResourceClaims, ResourceSlices and
-    DeviceClasses from `dra` (fed by the scheduler's informers), and NodeResourcesFit its
-    DeviceClasses for extended resources backed by DRA; without it none exists.
+    DeviceClasses from `dra` (fed by the scheduler's informers), NodeResourcesFit its DeviceClasses
+    for extended resources backed by DRA, and both resource scores their devices; without it none
+    exists.
     Coscheduling (off by default) reads scheduler-plugins' PodGroups from `co_pod_groups` (an
     informer the scheduler starts only when a profile enables it)."""
+    # The resource scores count the devices behind DRA-backed extended resources, with a selector
+    # cache of their own as upstream's scorers keep one.
+    devices = DeviceScoring(dra) if dra is not None else None
     return Registry([
         PluginSpec(priority_sort.NAME, priority_sort.new),
         PluginSpec(scheduling_gates.NAME, scheduling_gates.new),
@@ -77,9 +82,10 @@ def in_tree_registry(jobs: JobLookup | None = None, namespaces: NamespaceLister 
         PluginSpec(node_affinity.NAME, node_affinity.new, args_parser=node_affinity_args.parse_node_affinity),
         PluginSpec(node_ports.NAME, node_ports.new),
         PluginSpec(node_resources_fit.NAME, functools.partial(
-            node_resources_fit.new, classes=(lambda: dra.classes.list()) if dra is not None else None),
+            node_resources_fit.new, classes=(lambda: dra.classes.list()) if dra is not None else None,
+            devices=devices),
                    args_parser=resource_args.parse_node_resources_fit),
-        PluginSpec(balanced_allocation.NAME, balanced_allocation.new,
+        PluginSpec(balanced_allocation.NAME, functools.partial(balanced_allocation.new, devices=devices),
                    args_parser=resource_args.parse_balanced_allocation),
         PluginSpec(volume_restrictions.NAME, functools.partial(volume_restrictions.new, storage=storage)),
         PluginSpec(node_volume_limits.NAME, functools.partial(node_volume_limits.new, storage=storage)),

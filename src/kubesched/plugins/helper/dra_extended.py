@@ -5,9 +5,12 @@ the implicit `deviceclass.resource.kubernetes.io/<class>`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
+from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.resources import is_extended_resource_name
+from kubesched.model.objects import Node
 from kubesched.model.resource import DeviceClass
 
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
@@ -59,3 +62,40 @@ def mapped_resources(scalar: Mapping[str, int], mapping: ClassMapping) -> frozen
     """The pod's requested resources that a class maps: NodeResourcesFit leaves each to
     DynamicResources on a node whose allocatable lacks it (shouldDelegateResourceToDRA)."""
     return frozenset(n for n, q in scalar.items() if q != 0 and is_dra_extended_resource_name(n) and n in mapping)
+
+
+class DeviceTotals(Protocol):
+    """One scoring cycle's view of the devices behind extended resources (kube-scheduler's
+    draPreScoreState: the allocated state and the slices, gathered once in PreScore)."""
+
+    def totals(self, resource: str, node: Node) -> tuple[int, int]:
+        """(devices of the resource's class on the node, those allocated); (0, 0) when no class
+        maps it or its selectors cannot be evaluated (upstream logs that and scores without it)."""
+        ...
+
+
+class DeviceScoring(Protocol):
+    """What NodeResourcesFit and NodeResourcesBalancedAllocation score DRA-backed resources with."""
+
+    def pre_score(self, resources: Sequence[str]) -> DeviceTotals | None:
+        """getDRAPreScoredParams: None unless a class maps one of the scored resources."""
+        ...
+
+
+def write_cycle_devices(state: CycleState, key: str, scoring: DeviceScoring | None, resources: Sequence[str]) -> None:
+    """PreScore's part: the cycle's device counts under `key` (False when none is needed)."""
+    if scoring is not None:
+        state.write(key, scoring.pre_score(resources) or False)
+
+
+def cycle_devices(state: CycleState, key: str, scoring: DeviceScoring | None,
+                  resources: Sequence[str]) -> DeviceTotals | None:
+    """The cycle's device counts, gathered in PreScore, or here when Score runs without it (as
+    upstream's Score does); None when no scored resource is backed by devices."""
+    if scoring is None:
+        return None
+    found: DeviceTotals | bool | None = state.get(key)
+    if found is None:
+        write_cycle_devices(state, key, scoring, resources)
+        found = state.get(key)
+    return None if isinstance(found, bool) else found

@@ -12,17 +12,21 @@ from kubesched.framework.interface import Rows, Scores
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins.helper.dra_extended import DeviceScoring, DeviceTotals, cycle_devices, write_cycle_devices
 from kubesched.plugins.node_resources import scoring as rs
 
 NAME = "NodeResourcesBalancedAllocation"
 _PRE_SCORE_KEY = "PreScore" + NAME
+_DEVICES_KEY = "DRAPreScore" + NAME
 
 
 class BalancedAllocation:
     name = NAME
 
-    def __init__(self, resources: Sequence[rs.ResourceSpec] = rs.DEFAULT_RESOURCES) -> None:
+    def __init__(self, resources: Sequence[rs.ResourceSpec] = rs.DEFAULT_RESOURCES,
+                 devices: DeviceScoring | None = None) -> None:
         self.resources = tuple(resources)
+        self.devices = devices
         self._cpu_mem = rs.cpu_memory_positions(self.resources)
 
     def pod_requests(self, pod: PodInfo) -> list[int]:
@@ -34,7 +38,11 @@ class BalancedAllocation:
         if not any(requests):
             return SKIP
         state.write(_PRE_SCORE_KEY, requests)
+        write_cycle_devices(state, _DEVICES_KEY, self.devices, [r.name for r in self.resources])
         return None
+
+    def _devices(self, state: CycleState) -> DeviceTotals | None:
+        return cycle_devices(state, _DEVICES_KEY, self.devices, [r.name for r in self.resources])
 
     def _requests(self, state: CycleState, pod: PodInfo) -> list[int]:
         found: list[int] | None = state.get(_PRE_SCORE_KEY)
@@ -44,13 +52,15 @@ class BalancedAllocation:
         requests = self._requests(state, pod)
         if not any(requests):
             return 0
-        requested, allocated, allocatable = rs.allocation(node, self.resources, requests, True)
+        requested, allocated, allocatable = rs.allocation(node, self.resources, requests, True, self._devices(state))
         return rs.balanced_allocation(requested, allocated, allocatable)
 
     def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Scores:
         requests = self._requests(state, pod)
         if not any(requests):
             return np.zeros(len(rows), dtype=np.int64)
+        if self._devices(state) is not None:
+            return rs.per_node(snapshot, rows, lambda node: self.score(state, pod, node, snapshot))
         positions = self._cpu_mem
         if positions is not None and snapshot.cpu_mem_allocatable_everywhere:
             c, m = positions
@@ -67,6 +77,7 @@ class BalancedAllocation:
         return rs.balanced_allocation_columns(requested, allocated, allocatable)
 
 
-def new(args: Mapping[str, Any]) -> BalancedAllocation:
-    """args as in NodeResourcesBalancedAllocationArgs: resources (default cpu and memory, weight 1)."""
-    return BalancedAllocation(rs.parse_resources(args.get("resources")))
+def new(args: Mapping[str, Any], devices: DeviceScoring | None = None) -> BalancedAllocation:
+    """args as in NodeResourcesBalancedAllocationArgs: resources (default cpu and memory, weight 1);
+    `devices` counts the devices behind extended resources a DeviceClass maps."""
+    return BalancedAllocation(rs.parse_resources(args.get("resources")), devices)

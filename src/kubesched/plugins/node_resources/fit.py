@@ -24,9 +24,13 @@ from kubesched.model.objects import Pod
 from kubesched.model.resource import DeviceClass
 from kubesched.plugins.helper.dra_extended import (
     DEVICE_CLASS_PREFIX,
+    DeviceScoring,
+    DeviceTotals,
     asks_for_dra_extended_resources,
     class_mapping,
+    cycle_devices,
     mapped_resources,
+    write_cycle_devices,
 )
 from kubesched.plugins.node_resources import scoring as rs
 
@@ -34,6 +38,7 @@ NAME = "NodeResourcesFit"
 REASON_TOO_MANY_PODS = "Too many pods"
 _PRE_SCORE_KEY = "PreScore" + NAME
 _DELEGATED_KEY = "DRAExtendedResources" + NAME
+_DEVICES_KEY = "DRAPreScore" + NAME
 _NONE: frozenset[str] = frozenset()
 
 ClassList = Callable[[], Iterable[DeviceClass]]
@@ -95,7 +100,8 @@ class NodeResourcesFit:
 
     def __init__(self, ignored_resources: Sequence[str] = (), ignored_resource_groups: Sequence[str] = (),
                  strategy: str = LEAST_ALLOCATED, resources: Sequence[rs.ResourceSpec] = rs.DEFAULT_RESOURCES,
-                 shape: Sequence[int] | None = None, classes: ClassList | None = None) -> None:
+                 shape: Sequence[int] | None = None, classes: ClassList | None = None,
+                 devices: DeviceScoring | None = None) -> None:
         self.ignored = frozenset(ignored_resources)
         self.ignored_groups = frozenset(ignored_resource_groups)
         self.strategy = strategy
@@ -109,6 +115,7 @@ class NodeResourcesFit:
         self._cpu_mem = positions if fast else None
         self._statuses: dict[tuple[tuple[str, ...], bool], Status] = {}
         self.classes = classes
+        self.devices = devices
 
     # --- filter ---------------------------------------------------------------------------------
 
@@ -227,14 +234,19 @@ class NodeResourcesFit:
 
     def pre_score(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Status | None:
         state.write(_PRE_SCORE_KEY, self.pod_requests(pod))
+        write_cycle_devices(state, _DEVICES_KEY, self.devices, [r.name for r in self.resources])
         return None
+
+    def _devices(self, state: CycleState) -> DeviceTotals | None:
+        return cycle_devices(state, _DEVICES_KEY, self.devices, [r.name for r in self.resources])
 
     def _requests(self, state: CycleState, pod: PodInfo) -> list[int]:
         found: list[int] | None = state.get(_PRE_SCORE_KEY)
         return found if found is not None else self.pod_requests(pod)
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo, snapshot: Snapshot) -> int:
-        requested, _, allocatable = rs.allocation(node, self.resources, self._requests(state, pod), False)
+        requested, _, allocatable = rs.allocation(node, self.resources, self._requests(state, pod), False,
+                                                  self._devices(state))
         if self.strategy == MOST_ALLOCATED:
             return rs.most_allocated(requested, allocatable, self.weights)
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
@@ -243,6 +255,8 @@ class NodeResourcesFit:
         return rs.least_allocated(requested, allocatable, self.weights)
 
     def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Rows) -> Scores:
+        if self._devices(state) is not None:
+            return rs.per_node(snapshot, rows, lambda node: self.score(state, pod, node, snapshot))
         requests = self._requests(state, pod)
         positions = self._cpu_mem
         if positions is not None and snapshot.cpu_mem_allocatable_everywhere:
@@ -295,9 +309,11 @@ def _requests(pod: Pod, name: str) -> bool:
             or name in (spec.overhead or {}))
 
 
-def new(args: Mapping[str, Any], classes: ClassList | None = None) -> NodeResourcesFit:
+def new(args: Mapping[str, Any], classes: ClassList | None = None,
+        devices: DeviceScoring | None = None) -> NodeResourcesFit:
     """args as in NodeResourcesFitArgs: ignoredResources, ignoredResourceGroups, scoringStrategy;
-    `classes` lists the DeviceClasses (the scheduler's informer), for extended resources backed by DRA."""
+    `classes` lists the DeviceClasses (the scheduler's informer), for extended resources backed by DRA,
+    and `devices` counts their devices for the score."""
     strategy: Mapping[str, Any] = args.get("scoringStrategy") or {}
     kind = strategy.get("type") or LEAST_ALLOCATED
     if kind not in _STRATEGIES:
@@ -310,4 +326,5 @@ def new(args: Mapping[str, Any], classes: ClassList | None = None) -> NodeResour
         resources=rs.parse_resources(strategy.get("resources")),
         shape=_STRATEGIES[kind](strategy),
         classes=classes,
+        devices=devices,
     )

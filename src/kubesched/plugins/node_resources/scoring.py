@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from kubesched.framework.interface import MAX_NODE_SCORE, Rows, Scores
 from kubesched.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo
+from kubesched.plugins.helper.dra_extended import DeviceTotals
 from kubesched.plugins.helper.shape_score import MAX_CUSTOM_PRIORITY_SCORE, MAX_UTILIZATION, broken_linear, go_div
 
 I64 = npt.NDArray[np.int64]
@@ -77,15 +78,20 @@ def node_columns(snapshot: Snapshot, rows: Rows, resource: str, use_requested: b
 
 
 def allocation(node: NodeInfo, resources: Sequence[ResourceSpec], pod_requests: Sequence[int],
-               use_requested: bool) -> tuple[list[int], list[int], list[int]]:
+               use_requested: bool, devices: DeviceTotals | None = None) -> tuple[list[int], list[int], list[int]]:
     """(requested with the pod, allocated, allocatable) per resource; all zero for a resource the
-    node does not have, or a scalar one the pod does not ask for."""
+    node does not have, or a scalar one the pod does not ask for. With `devices`, a scalar resource
+    the node's allocatable lacks counts the devices of the class that maps it, if any."""
     k = len(resources)
     requested, allocated, allocatable = [0] * k, [0] * k, [0] * k
     for i, spec in enumerate(resources):
         if pod_requests[i] == 0 and is_scalar_resource_name(spec.name):
             continue
         alloc, used = node_values(node, spec.name, use_requested)
+        if alloc == 0 and devices is not None and spec.name not in (CPU, MEMORY, EPHEMERAL_STORAGE):
+            backed = devices.totals(spec.name, node.node)
+            if backed[0] > 0:
+                alloc, used = backed
         if alloc == 0:
             continue
         allocatable[i], allocated[i], requested[i] = alloc, used, used + pod_requests[i]
@@ -379,3 +385,9 @@ def balanced_allocation_columns(requested: Sequence[I64], allocated: Sequence[I6
     without_pod = _balance_columns(allocated, allocatable)
     half = MAX_NODE_SCORE // 2
     return half + _go_div_array(half + with_pod - without_pod, 2)
+
+
+def per_node(snapshot: Snapshot, rows: Rows, score: Callable[[NodeInfo], int]) -> Scores:
+    """Scores one node at a time: for resources backed by devices, which no column holds."""
+    infos = snapshot.node_infos
+    return np.array([score(infos[j]) for j in np.asarray(rows).tolist()], dtype=np.int64)
