@@ -28,7 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -70,6 +70,7 @@ from kubesched.plugins.dynamic_resources.extended import (
     special_claim,
 )
 from kubesched.plugins.dynamic_resources.manager import DraManager
+from kubesched.plugins.dynamic_resources.node_outcomes import MISS, Attempt, NodeOutcomes
 from kubesched.plugins.dynamic_resources.plugin_state import (
     NAME,
     NOT_FOUND,
@@ -89,7 +90,7 @@ from kubesched.plugins.dynamic_resources.prebind import (
 from kubesched.plugins.dynamic_resources.results import allocation_result
 from kubesched.plugins.dynamic_resources.scoring import ScoreError, compute_score
 from kubesched.plugins.dynamic_resources.selectors import SelectorCache
-from kubesched.plugins.dynamic_resources.state import Features
+from kubesched.plugins.dynamic_resources.state import ClaimAllocation, Features
 from kubesched.plugins.helper.node_selector import Selector
 
 __all__ = ["NAME", "DynamicResources", "new", "parse_args"]
@@ -113,6 +114,7 @@ class DynamicResources(ReserveAndBind):
         self.features = features or Features()
         # kube-scheduler keeps the ten most recent CEL compilations across cycles.
         self.selectors = selectors if selectors is not None else CelSelectorCache()
+        self.outcomes = NodeOutcomes()
         self.now = now
         self.new_uid = new_uid
 
@@ -185,6 +187,8 @@ class DynamicResources(ReserveAndBind):
             allocated = self.dra.claims.gather_allocated_state()
             classes = {c.metadata.name: c for c in self.dra.classes.list()}
             s.allocator = Allocator(self.dra.slices.list(), classes, allocated, self.selectors, self.features)
+            s.outcomes = self.outcomes.attempt(self.dra.slices.version, s.allocator.slices_on_node,
+                                               bool(s.allocator.slices_shared), classes, allocated)
         s.claims, s.infos = claims, infos
         return None, None
 
@@ -263,7 +267,7 @@ class DynamicResources(ReserveAndBind):
             # The extended-resource claim as this node must satisfy it.
             to_allocate = [extended.claim if extended is not None and s.is_extended(i) else c
                            for i, c in s.to_allocate()]
-            status, found = self._allocate(s.allocator, node, to_allocate)
+            status, found = self._allocate(s.allocator, node, to_allocate, s.outcomes)
             if status is not None:
                 return status
             allocations = found
@@ -293,8 +297,11 @@ class DynamicResources(ReserveAndBind):
             return None, None
         return node_claim(claim, pod, extended, s.mapping), None
 
-    def _allocate(self, allocator: Allocator, node: NodeInfo,
-                  claims: list[ResourceClaim]) -> tuple[Status | None, list[AllocationResult]]:
+    def _allocate(self, allocator: Allocator, node: NodeInfo, claims: list[ResourceClaim],
+                  outcomes: Attempt | None = None) -> tuple[Status | None, list[AllocationResult]]:
+        kept = MISS if outcomes is None else outcomes.get(node.name, claims)
+        if kept is not MISS:
+            return self._allocated(cast("list[ClaimAllocation] | None", kept), claims)
         clock = self.handle.clock
         timed_out = False
         if self.filter_timeout > 0:
@@ -318,6 +325,13 @@ class DynamicResources(ReserveAndBind):
                 # Possibly transient: an error sends the pod to backoff, not to wait for an event.
                 return error(f"node {node.name}: timed out trying to allocate devices"), []
             return error(str(e)), []
+        if outcomes is not None:
+            outcomes.put(node.name, claims, found)
+        return self._allocated(found, claims)
+
+    @staticmethod
+    def _allocated(found: list[ClaimAllocation] | None,
+                   claims: list[ResourceClaim]) -> tuple[Status | None, list[AllocationResult]]:
         if found is None or len(found) != len(claims):
             return unresolvable("cannot allocate all claims"), []
         return None, [allocation_result(a) for a in found]

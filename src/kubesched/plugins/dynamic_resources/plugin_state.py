@@ -18,6 +18,7 @@ from kubesched.model.objects import ContainerExtendedResourceRequest
 from kubesched.model.resource import AllocationResult, ResourceClaim
 from kubesched.plugins.dynamic_resources.allocator import Allocator
 from kubesched.plugins.dynamic_resources.extended import ClassMapping
+from kubesched.plugins.dynamic_resources.node_outcomes import Attempt
 from kubesched.plugins.helper.node_selector import Selector
 
 NAME = "DynamicResources"
@@ -59,6 +60,8 @@ class DraState:
     claims: list[ResourceClaim] = field(default_factory=list)
     infos: list[ClaimInfo] = field(default_factory=list)
     allocator: Allocator | None = None
+    # What other pods' attempts found on a node, where it still holds (node_outcomes.py).
+    outcomes: Attempt | None = None
     # Indices of allocated claims some node could not use (PostFilter may deallocate one).
     unavailable_claims: set[int] = field(default_factory=set)
     node_allocations: dict[str, NodeAllocation] = field(default_factory=dict)

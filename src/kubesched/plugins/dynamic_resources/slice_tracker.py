@@ -58,6 +58,9 @@ class SliceTracker:
         self._rules: dict[str, DeviceTaintRule] = {r.metadata.name: r for r in rules}
         self._patched: dict[str, ResourceSlice] = {}
         self.listeners: list[SliceListener] = []
+        # Counts every change of the patched slices: what an allocation on a node saw stays valid
+        # while it is unchanged (node_outcomes.py).
+        self.version = 0
         for s in slices:
             self.add_slice(s)
 
@@ -116,6 +119,7 @@ class SliceTracker:
     def _sync(self, name: str, always: bool) -> None:
         """syncSlice: recompute one patched slice; a rule's change is an event only where some
         device's taints changed."""
+        self.version += 1
         old = self._patched.get(name)
         s = self._slices.get(name)
         if s is None:

@@ -1,0 +1,133 @@
+"""What the allocator found on a node, kept for the next pod whose claims are the same.
+
+kube-scheduler runs the structured allocator for every pod on every node it filters. Pods made
+from one template ask for the same devices, and between two of them at most a few nodes change:
+the one the previous pod took a device on, those whose slices changed. So an outcome (the
+allocations, or that none fits) is kept per node and per set of claim specs, and reused as long as
+everything the allocator read for that node is the same:
+
+- the claims' specs (byte for byte, encoded), and the DeviceClasses they name (the same objects);
+- the node's slices (the same objects: an update or a taint rule makes a new one) and no slice
+  change anywhere since (the slice tracker's version: pool completeness reads other slices too);
+- which of the node's devices are allocated or in flight (the attempt's AllocatedState).
+
+Only the plain case is kept: every slice is local to one node (none shared, none selecting nodes
+per device), and no device of the node consumes counters or can be allocated more than once (those
+read state beyond which devices are taken). Otherwise the allocator simply runs, as upstream's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from kubesched.model.resource import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.plugins.dynamic_resources.state import AllocatedState, ClaimAllocation
+
+MAX_KEPT = 50_000
+
+_encode = msgspec.json.Encoder().encode
+_Key = tuple[int, str, tuple[bytes, ...]]
+
+
+@dataclass(slots=True)
+class _Kept:
+    slices: tuple[ResourceSlice, ...]
+    classes: tuple[DeviceClass | None, ...]
+    in_use: tuple[frozenset[str], ...]
+    found: list[ClaimAllocation] | None
+
+
+class NodeOutcomes:
+    """The plugin's memory of outcomes; one `Attempt` per scheduling attempt reads and fills it."""
+
+    def __init__(self, max_kept: int = MAX_KEPT) -> None:
+        self._max = max_kept
+        self._kept: dict[_Key, _Kept] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def attempt(self, slice_version: int, slices_on_node: dict[str, list[ResourceSlice]], shared: bool,
+                classes: dict[str, DeviceClass], allocated: AllocatedState) -> Attempt | None:
+        """None when the attempt is not the plain case (a shared or per-device slice)."""
+        if shared:
+            return None
+        return Attempt(self, slice_version, slices_on_node, classes, allocated)
+
+    def _get(self, key: _Key) -> _Kept | None:
+        return self._kept.get(key)
+
+    def _put(self, key: _Key, kept: _Kept) -> None:
+        if len(self._kept) >= self._max:
+            self._kept.clear()
+        self._kept[key] = kept
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+MISS = object()
+
+
+class Attempt:
+    def __init__(self, outcomes: NodeOutcomes, slice_version: int, slices_on_node: dict[str, list[ResourceSlice]],
+                 classes: dict[str, DeviceClass], allocated: AllocatedState) -> None:
+        self._outcomes = outcomes
+        self._version = slice_version
+        self._slices_on_node = slices_on_node
+        self._classes = classes
+        # Device names allocated or in flight, by (driver, pool).
+        in_use: dict[tuple[str, str], set[str]] = {}
+        for ids in (allocated.allocated_devices, (d for d, _ in allocated.allocated_shared_device_ids),
+                    allocated.aggregated_capacity):
+            for d in ids:
+                in_use.setdefault((d.driver, d.pool), set()).add(d.device)
+        self._in_use = {k: frozenset(v) for k, v in in_use.items()}
+        self._specs: dict[int, tuple[ResourceClaim, bytes]] = {}
+
+    def _spec(self, claim: ResourceClaim) -> bytes:
+        found = self._specs.get(id(claim))
+        if found is None or found[0] is not claim:
+            found = self._specs[id(claim)] = (claim, _encode(claim.spec))
+        return found[1]
+
+    def _view(self, node: str, claims: Sequence[ResourceClaim]) -> tuple[_Key, _Kept] | None:
+        slices = tuple(self._slices_on_node.get(node, ()))
+        for s in slices:
+            if s.spec.shared_counters or any(d.consumes_counters or d.allow_multiple_allocations
+                                             for d in s.spec.devices):
+                return None
+        names = sorted({r.exactly.device_class_name for c in claims for r in c.spec.devices.requests
+                        if r.exactly is not None} |
+                       {sub.device_class_name for c in claims for r in c.spec.devices.requests
+                        for sub in r.first_available})
+        classes = tuple(self._classes.get(n) for n in names)
+        empty: frozenset[str] = frozenset()
+        in_use = tuple(self._in_use.get((s.spec.driver, s.spec.pool.name), empty) for s in slices)
+        key = (self._version, node, tuple(self._spec(c) for c in claims))
+        return key, _Kept(slices, classes, in_use, None)
+
+    def get(self, node: str, claims: Sequence[ResourceClaim]) -> list[ClaimAllocation] | object | None:
+        """The kept outcome, or MISS."""
+        view = self._view(node, claims)
+        if view is None:
+            return MISS
+        key, now = view
+        kept = self._outcomes._get(key)
+        if kept is None or len(kept.slices) != len(now.slices) or \
+                any(a is not b for a, b in zip(kept.slices, now.slices, strict=True)) or \
+                any(a is not b for a, b in zip(kept.classes, now.classes, strict=True)) or \
+                kept.in_use != now.in_use:
+            self._outcomes.misses += 1
+            return MISS
+        self._outcomes.hits += 1
+        return kept.found
+
+    def put(self, node: str, claims: Sequence[ResourceClaim], found: list[ClaimAllocation] | None) -> None:
+        view = self._view(node, claims)
+        if view is None:
+            return
+        key, now = view
+        now.found = found
+        self._outcomes._put(key, now)

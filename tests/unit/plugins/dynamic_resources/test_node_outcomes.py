@@ -1,0 +1,116 @@
+"""Outcomes kept per node (node_outcomes.py) never change a decision: a burst of pods with the same
+claim spec, each taking a device in flight where it fits, with slices updated and allocations
+dropped along the way, filtered by a plugin that keeps outcomes and by one that never does; both
+must agree on every node's status and allocation, and the kept outcomes must be used."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.objects import ObjectMeta
+from kubesched.model.resource import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.plugins.dynamic_resources.node_outcomes import Attempt, NodeOutcomes
+from kubesched.plugins.dynamic_resources.plugin_state import DraState
+from kubesched.plugins.dynamic_resources.state import ClaimAllocation
+from tests.builders import make_node, make_pod
+from tests.unit.plugins.dynamic_resources.dra_builders import make_claim, make_slice
+from tests.unit.plugins.dynamic_resources.plugin_harness import Case, setup
+from tests.unit.scheduling_helpers import snapshot_with
+
+CLASS = DeviceClass(ObjectMeta(name="gpu"))
+DRIVER = "gpu.example.com"
+NODES = [make_node(f"node-{i}").obj() for i in range(6)]
+
+
+class NeverKept(NodeOutcomes):
+    def attempt(self, *args: object, **kwargs: object) -> Attempt | None:
+        return None
+
+
+def slice_of(node: str, devices: int, generation: int = 1) -> ResourceSlice:
+    s = make_slice(node, DRIVER)
+    for i in range(devices):
+        s.device(f"dev-{i}")
+    s.obj().spec.pool.generation = generation
+    return s.obj()
+
+
+def claim(i: int, count: int) -> ResourceClaim:
+    return make_claim(f"claim-{i}").request("gpu", count).obj()
+
+
+def decide(ctx_plugin: object, i: int) -> tuple[list[tuple[str, str | None]], dict[str, list[object]]]:
+    pod = PodInfo(make_pod(f"pod-{i}").uid(f"pod-uid-{i}").resource_claim("gpu", claim=f"claim-{i}").obj())
+    state = CycleState()
+    _, status = ctx_plugin.pre_filter(state, pod, snapshot_with(list(NODES)))  # type: ignore[attr-defined]
+    assert status is None
+    statuses = []
+    for n in NODES:
+        s = ctx_plugin.filter(state, pod, NodeInfo(n))  # type: ignore[attr-defined]
+        statuses.append((n.metadata.name, None if s is None else s.message()))
+    dra: DraState = state.read("DynamicResources")
+    return statuses, {k: [msgspec.to_builtins(a) for a in v.results] for k, v in dra.node_allocations.items()}
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed-{s}") for s in range(6)])
+def test_kept_outcomes_decide_as_the_allocator_does(seed: int) -> None:
+    rng = random.Random(seed)
+    slices = [slice_of(n.metadata.name, rng.randint(1, 3)) for n in NODES]
+    claims = [claim(i, rng.choice([1, 1, 1, 2])) for i in range(40)]
+    kept = setup(Case(pod=make_pod("x").obj(), claims=claims, classes=[CLASS], slices=slices))
+    fresh = setup(Case(pod=make_pod("x").obj(), claims=claims, classes=[CLASS], slices=slices))
+    fresh.plugin.outcomes = NeverKept()
+    for i, c in enumerate(claims):
+        got, want = decide(kept.plugin, i), decide(fresh.plugin, i)
+        assert got == want, f"pod {i}"
+        fits = [name for name, message in got[0] if message is None]
+        if fits:
+            # The pod's allocation goes in flight on the first node that fits, for both.
+            node = fits[0]
+            state = CycleState()
+            pod = PodInfo(make_pod(f"pod-{i}").uid(f"pod-uid-{i}").resource_claim("gpu", claim=f"claim-{i}").obj())
+            kept.plugin.pre_filter(state, pod, snapshot_with(list(NODES)))
+            dra: DraState = state.read("DynamicResources")
+            kept.plugin.filter(state, pod, NodeInfo(next(n for n in NODES if n.metadata.name == node)))
+            allocated = msgspec.structs.replace(c, status=msgspec.structs.replace(
+                c.status, allocation=dra.node_allocations[node].results[0]))
+            for ctx in (kept, fresh):
+                ctx.tracker.signal_pending_allocation(c.metadata.uid, allocated)
+        roll = rng.random()
+        if roll < 0.15:
+            # A driver republishes a node's slice, with more or fewer devices.
+            j = rng.randrange(len(NODES))
+            new = slice_of(NODES[j].metadata.name, rng.randint(1, 4), generation=2 + i)
+            for ctx in (kept, fresh):
+                ctx.plugin.dra.slices.update_slice(slices[j], new)
+            slices[j] = new
+        elif roll < 0.3 and i:
+            # An earlier pod's claim is released.
+            k = rng.randrange(i)
+            for ctx in (kept, fresh):
+                ctx.tracker.maybe_remove_pending_allocation(claims[k].metadata.uid, force=True)
+    assert kept.plugin.outcomes.hits > 0
+
+
+def test_an_attempt_with_a_slice_for_all_nodes_keeps_nothing() -> None:
+    shared = slice_of("node-0", 1)
+    shared.spec.node_name, shared.spec.all_nodes = None, True
+    ctx = setup(Case(pod=make_pod("x").obj(), claims=[claim(0, 1)], classes=[CLASS], slices=[shared]))
+    decide(ctx.plugin, 0)
+    assert len(ctx.plugin.outcomes) == 0
+
+
+def test_devices_with_counters_or_shared_use_are_not_kept() -> None:
+    s = slice_of("node-0", 1)
+    s.spec.devices[0].allow_multiple_allocations = True
+    outcomes = NodeOutcomes()
+    attempt = outcomes.attempt(0, {"node-0": [s]}, False, {"gpu": CLASS}, setup(
+        Case(pod=make_pod("x").obj())).tracker.gather_allocated_state())
+    assert attempt is not None
+    attempt.put("node-0", [claim(0, 1)], [ClaimAllocation([], None)])
+    assert len(outcomes) == 0
