@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import msgspec
 
 from kubesched.model.resource import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.plugins.dynamic_resources.pools import DeviceID
 from kubesched.plugins.dynamic_resources.state import AllocatedState, ClaimAllocation
 
 MAX_KEPT = 50_000
@@ -35,7 +36,7 @@ _Key = tuple[int, str, tuple[bytes, ...]]
 class _Kept:
     slices: tuple[ResourceSlice, ...]
     classes: tuple[DeviceClass | None, ...]
-    in_use: tuple[frozenset[str], ...]
+    in_use: tuple[tuple[bool, ...], ...]
     found: list[ClaimAllocation] | None
 
 
@@ -47,6 +48,18 @@ class NodeOutcomes:
         self._kept: dict[_Key, _Kept] = {}
         self.hits = 0
         self.misses = 0
+        # Each slice's device IDs, built once per slice object (kept beside it so the id stays its).
+        self._ids: dict[int, tuple[ResourceSlice, tuple[DeviceID, ...]]] = {}
+
+    def device_ids(self, s: ResourceSlice) -> tuple[DeviceID, ...]:
+        found = self._ids.get(id(s))
+        if found is None or found[0] is not s:
+            if len(self._ids) >= self._max:
+                self._ids.clear()
+            spec = s.spec
+            found = self._ids[id(s)] = (s, tuple(DeviceID(spec.driver, spec.pool.name, d.name)
+                                                 for d in spec.devices))
+        return found[1]
 
     def attempt(self, slice_version: int, slices_on_node: dict[str, list[ResourceSlice]], shared: bool,
                 classes: dict[str, DeviceClass], allocated: AllocatedState) -> Attempt | None:
@@ -77,13 +90,10 @@ class Attempt:
         self._version = slice_version
         self._slices_on_node = slices_on_node
         self._classes = classes
-        # Device names allocated or in flight, by (driver, pool).
-        in_use: dict[tuple[str, str], set[str]] = {}
-        for ids in (allocated.allocated_devices, (d for d, _ in allocated.allocated_shared_device_ids),
-                    allocated.aggregated_capacity):
-            for d in ids:
-                in_use.setdefault((d.driver, d.pool), set()).add(d.device)
-        self._in_use = {k: frozenset(v) for k, v in in_use.items()}
+        self._taken = allocated.allocated_devices
+        # Rarely any: devices shared or with capacity consumed count as taken too (IsDeviceAllocated).
+        self._taken_otherwise = {d for d, _ in allocated.allocated_shared_device_ids} | \
+            set(allocated.aggregated_capacity)
         self._specs: dict[int, tuple[ResourceClaim, bytes]] = {}
 
     def _spec(self, claim: ResourceClaim) -> bytes:
@@ -103,8 +113,9 @@ class Attempt:
                        {sub.device_class_name for c in claims for r in c.spec.devices.requests
                         for sub in r.first_available})
         classes = tuple(self._classes.get(n) for n in names)
-        empty: frozenset[str] = frozenset()
-        in_use = tuple(self._in_use.get((s.spec.driver, s.spec.pool.name), empty) for s in slices)
+        taken, otherwise = self._taken, self._taken_otherwise
+        in_use = tuple(tuple(i in taken or i in otherwise for i in self._outcomes.device_ids(s)) if otherwise
+                       else tuple(i in taken for i in self._outcomes.device_ids(s)) for s in slices)
         key = (self._version, node, tuple(self._spec(c) for c in claims))
         return key, _Kept(slices, classes, in_use, None)
 

@@ -87,7 +87,6 @@ from kubesched.plugins.dynamic_resources.prebind import (
     claim_timed_out,
     kobj,
 )
-from kubesched.plugins.dynamic_resources.results import allocation_result
 from kubesched.plugins.dynamic_resources.scoring import ScoreError, compute_score
 from kubesched.plugins.dynamic_resources.selectors import SelectorCache
 from kubesched.plugins.dynamic_resources.state import ClaimAllocation, Features
@@ -262,7 +261,7 @@ class DynamicResources(ReserveAndBind):
                 else:
                     if not ready and claim_timed_out(claim, self.binding_timeout, self.now()):
                         unavailable.append(i)
-        allocations: list[AllocationResult] = []
+        allocations: list[ClaimAllocation] = []
         if s.allocator is not None:
             # The extended-resource claim as this node must satisfy it.
             to_allocate = [extended.claim if extended is not None and s.is_extended(i) else c
@@ -298,7 +297,7 @@ class DynamicResources(ReserveAndBind):
         return node_claim(claim, pod, extended, s.mapping), None
 
     def _allocate(self, allocator: Allocator, node: NodeInfo, claims: list[ResourceClaim],
-                  outcomes: Attempt | None = None) -> tuple[Status | None, list[AllocationResult]]:
+                  outcomes: Attempt | None = None) -> tuple[Status | None, list[ClaimAllocation]]:
         kept = MISS if outcomes is None else outcomes.get(node.name, claims)
         if kept is not MISS:
             return self._allocated(cast("list[ClaimAllocation] | None", kept), claims)
@@ -331,10 +330,10 @@ class DynamicResources(ReserveAndBind):
 
     @staticmethod
     def _allocated(found: list[ClaimAllocation] | None,
-                   claims: list[ResourceClaim]) -> tuple[Status | None, list[AllocationResult]]:
+                   claims: list[ResourceClaim]) -> tuple[Status | None, list[ClaimAllocation]]:
         if found is None or len(found) != len(claims):
             return unresolvable("cannot allocate all claims"), []
-        return None, [allocation_result(a) for a in found]
+        return None, found
 
     # --- Score -------------------------------------------------------------------------------------
 

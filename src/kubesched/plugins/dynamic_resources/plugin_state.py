@@ -19,6 +19,8 @@ from kubesched.model.resource import AllocationResult, ResourceClaim
 from kubesched.plugins.dynamic_resources.allocator import Allocator
 from kubesched.plugins.dynamic_resources.extended import ClassMapping
 from kubesched.plugins.dynamic_resources.node_outcomes import Attempt
+from kubesched.plugins.dynamic_resources.results import allocation_result
+from kubesched.plugins.dynamic_resources.state import ClaimAllocation
 from kubesched.plugins.helper.node_selector import Selector
 
 NAME = "DynamicResources"
@@ -48,11 +50,19 @@ class ClaimInfo:
 class NodeAllocation:
     """What Filter found for one node (upstream's nodeAllocation)."""
 
-    # In the order of to_allocate().
-    results: list[AllocationResult] = field(default_factory=list)
+    # In the order of to_allocate(): the allocator's, written out as results only when read (most
+    # nodes that fit are neither scored on it nor chosen).
+    found: list[ClaimAllocation] = field(default_factory=list)
     # The claim for the pod's extended resources with the requests this node must satisfy.
     extended_claim: ResourceClaim | None = None
     mappings: list[ContainerExtendedResourceRequest] = field(default_factory=list)
+    _results: list[AllocationResult] | None = None
+
+    @property
+    def results(self) -> list[AllocationResult]:
+        if self._results is None:
+            self._results = [allocation_result(a) for a in self.found]
+        return self._results
 
 
 @dataclass(slots=True)
