@@ -22,11 +22,16 @@ def after_claim_change(claims: ClaimTracker, pod: Pod, old: Any, new: Any) -> Qu
         # Deleted: only an allocation it still had frees devices (the scheduler sees every
         # allocation come and go through its tracker, so a deallocation is not missed).
         return QUEUE if old is not None and old.status.allocation is not None else SKIP
+    deallocated = old is not None and old.status.allocation is not None and new.status.allocation is None
+    if not deallocated and not _may_use(pod, new):
+        # Skipped on either path below (a claim of the pod that stops it, or one it does not
+        # use): decided without looking the pod's claims up, as every pending pod is asked.
+        return SKIP
     try:
         uses = any(c.metadata.uid == new.metadata.uid for _, c in pod_claims(pod, claims))
     except ClaimError:
         return SKIP  # still not schedulable, whatever this claim did
-    if old is not None and old.status.allocation is not None and new.status.allocation is None:
+    if deallocated:
         return QUEUE  # deallocated: devices free for others
     if not uses:
         return SKIP
@@ -34,6 +39,17 @@ def after_claim_change(claims: ClaimTracker, pod: Pod, old: Any, new: Any) -> Qu
         return QUEUE  # the pod's claim was created
     # The finalizer a driver adds, say: only a status change matters.
     return SKIP if old.status == new.status else QUEUE
+
+
+def _may_use(pod: Pod, claim: ResourceClaim) -> bool:
+    """Whether the pod can name the claim: its namespace, and the name of an entry's claim or of
+    one made from an entry's template."""
+    if claim.metadata.namespace != pod.metadata.namespace:
+        return False
+    name = claim.metadata.name
+    if any(entry.resource_claim_name == name for entry in pod.spec.resource_claims):
+        return True
+    return any(status.resource_claim_name == name for status in pod.status.resource_claim_statuses or ())
 
 
 def after_target_pod_update(claims: ClaimTracker, pod: Pod, old: Any, new: Any) -> QueueingHint:

@@ -105,3 +105,39 @@ POD_WITH_TWO_CLAIM_TEMPLATES = make_pod(POD_NAME, NAMESPACE).uid(POD_UID) \
 ])
 def test_after_target_pod_update(claims: list[ResourceClaim], pod: Pod, new: Any, want: QueueingHint) -> None:
     assert after_target_pod_update(ClaimTracker(claims), pod, None, new) is want
+
+
+def _reference_after_claim_change(claims: ClaimTracker, pod: Pod, old: Any, new: Any) -> QueueingHint:
+    """The hint before its shortcut for claims the pod cannot name, to check the shortcut against."""
+    from kubesched.plugins.dynamic_resources.claims import ClaimError, pod_claims
+    if new is None:
+        return QUEUE if old is not None and old.status.allocation is not None else SKIP
+    try:
+        uses = any(c.metadata.uid == new.metadata.uid for _, c in pod_claims(pod, claims))
+    except ClaimError:
+        return SKIP
+    if old is not None and old.status.allocation is not None and new.status.allocation is None:
+        return QUEUE
+    if not uses:
+        return SKIP
+    if old is None:
+        return QUEUE
+    return SKIP if old.status == new.status else QUEUE
+
+
+_PODS = [POD_WITH_CLAIM_NAME, POD_WITH_CLAIM_TEMPLATE, pod_with_claim_template_in_status().obj()]
+_CLAIMS = [None, PENDING_CLAIM, ALLOCATED_CLAIM, OTHER_ALLOCATED_CLAIM, _deallocated(), _renamed(), _wrong_owner(),
+           _with_finalizer(), _with_allocation(),
+           from_claim(make_claim(CLAIM_NAME, "elsewhere").request(CLASS_NAME).obj()).uid("uid-elsewhere").obj()]
+
+
+@pytest.mark.parametrize("pod", [pytest.param(p, id=f"pod-{i}") for i, p in enumerate(_PODS)])
+def test_the_shortcut_for_claims_a_pod_cannot_name_answers_as_the_whole_hint(pod: Pod) -> None:
+    for known in ([], [PENDING_CLAIM], [ALLOCATED_CLAIM], [PENDING_CLAIM, OTHER_ALLOCATED_CLAIM]):
+        tracker = ClaimTracker(known)
+        for old in _CLAIMS:
+            for new in _CLAIMS:
+                if new is None and old is None:
+                    continue
+                want = _reference_after_claim_change(tracker, pod, old, new)
+                assert after_claim_change(tracker, pod, old, new) == want, (known, old, new)
