@@ -352,7 +352,9 @@ class DynamicResources(ReserveAndBind):
     def score_batch(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, rows: Any) -> Scores:
         """Score over many nodes; nothing to compute for a pod without claims (most pods)."""
         s: DraState | None = state.get(STATE_KEY)
-        if s is None or s.empty() or not s.node_allocations or not self.features.prioritized_list:
+        if s is None or s.empty() or not s.node_allocations or not self.features.prioritized_list or \
+                not _has_first_available(s.claims):
+            # computeScore adds only for firstAvailable requests: 0 on every node without any.
             return np.zeros(len(rows), dtype=np.int64)
         infos = snapshot.node_infos
         return np.fromiter((self.score(state, pod, infos[r], snapshot) for r in rows.tolist()), dtype=np.int64,
@@ -360,6 +362,10 @@ class DynamicResources(ReserveAndBind):
 
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: Scores) -> Scores:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+
+def _has_first_available(claims: list[ResourceClaim]) -> bool:
+    return any(r.first_available for c in claims for r in c.spec.devices.requests)
 
 
 def _node_selector(allocation: AllocationResult) -> tuple[Selector | None, Status | None]:
