@@ -48,6 +48,7 @@ class NodeOutcomes:
         self._kept: dict[_Key, _Kept] = {}
         self.hits = 0
         self.misses = 0
+        self._slice_version = -1
         # Each slice's device IDs, built once per slice object (kept beside it so the id stays its).
         self._ids: dict[int, tuple[ResourceSlice, tuple[DeviceID, ...]]] = {}
 
@@ -64,6 +65,10 @@ class NodeOutcomes:
     def attempt(self, slice_version: int, slices_on_node: dict[str, list[ResourceSlice]], shared: bool,
                 classes: dict[str, DeviceClass], allocated: AllocatedState) -> Attempt | None:
         """None when the attempt is not the plain case (a shared or per-device slice)."""
+        if slice_version != self._slice_version:
+            # Nothing kept under another version can match again: let go of it and its slices.
+            self._kept.clear()
+            self._slice_version = slice_version
         if shared:
             return None
         return Attempt(self, slice_version, slices_on_node, classes, allocated)

@@ -114,3 +114,13 @@ def test_devices_with_counters_or_shared_use_are_not_kept() -> None:
     assert attempt is not None
     attempt.put("node-0", [claim(0, 1)], [ClaimAllocation([], None)])
     assert len(outcomes) == 0
+
+
+def test_a_slice_change_lets_go_of_everything_kept() -> None:
+    ctx = setup(Case(pod=make_pod("x").obj(), claims=[claim(0, 1), claim(1, 1)], classes=[CLASS],
+                     slices=[slice_of(n.metadata.name, 2) for n in NODES]))
+    decide(ctx.plugin, 0)
+    assert len(ctx.plugin.outcomes) == len(NODES)
+    ctx.plugin.dra.slices.add_slice(slice_of("node-new", 1))
+    decide(ctx.plugin, 1)
+    assert len(ctx.plugin.outcomes) == len(NODES)  # only what the second attempt found
