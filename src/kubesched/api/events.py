@@ -9,7 +9,8 @@ What that means, all reproduced here:
 - Isomorphic events (same type, action, reason, controller, instance, regarding incl. its
   resourceVersion) within 6 minutes form a series: the second is a PATCH of
   `series: {count: 2, lastObservedTime}`, later ones only count up in memory; series are
-  re-sent every 30 minutes and a last time once quiet for 6 minutes.
+  re-sent every 30 minutes and a last time once quiet for 6 minutes. Scheduled events, which
+  cannot repeat, are not kept for that (NEVER_REPEATED).
 
 Sending happens in background workers fed by a bounded queue: recording never blocks or awaits,
 and when the queue is full the event is dropped and counted, as client-go's broadcaster does.
@@ -39,6 +40,11 @@ MAX_QUEUED_EVENTS = 1000
 EVENT_WORKERS = 8
 SERIES_FINISH_AFTER = 6 * 60.0
 SERIES_REFRESH_EVERY = 30 * 60.0
+# A Scheduled event is recorded once a bind succeeds, and a pod is bound once: no second event can
+# carry the same pod resourceVersion, so none ever becomes a series. client-go keeps it 6 to 12
+# minutes all the same; at 50 binds a second that was 18,000-36,000 entries, most of the
+# scheduler's memory and a sawtooth in it (issue 24, R6). Not kept, nothing written changes.
+NEVER_REPEATED = frozenset({"Scheduled"})
 _SEND_RETRIES = (1.0, 5.0)  # client-go retries a network failure 12 times, 10 s apart
 
 
@@ -166,7 +172,9 @@ class EventRecorder:
         self.reporting_controller = reporting_controller
         self._hostname = socket.gethostname()
         self.reporting_instance = reporting_instance or f"{reporting_controller}-{self._hostname}"
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any], _Cached]] = asyncio.Queue(max_queued)
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any], _Cached | None]] = asyncio.Queue(
+            max_queued
+        )
         self._workers = workers
         self._cache: dict[_Key, _Cached] = {}
         self.sent = 0
@@ -201,6 +209,9 @@ class EventRecorder:
         else:
             instance = f"{controller}-{self._hostname}"
         event = make_event(pod, type_, reason, action, note, controller, instance, now)
+        if reason in NEVER_REPEATED:
+            self._enqueue("create", event, None)
+            return
         key = isomorphic_key(event)
         cached = self._cache.get(key)
         if cached is None:
@@ -219,7 +230,7 @@ class EventRecorder:
             "series": {"count": cached.count, "lastObservedTime": micro_time(cached.last_observed)},
         }
 
-    def _enqueue(self, op: str, event: dict[str, Any], cached: _Cached) -> bool:
+    def _enqueue(self, op: str, event: dict[str, Any], cached: _Cached | None) -> bool:
         try:
             self._queue.put_nowait((op, event, cached))
             return True
@@ -252,14 +263,14 @@ class EventRecorder:
         while True:
             op, event, cached = await self._queue.get()
             try:
-                if op == "series":
+                if op == "series" and cached is not None:
                     await cached.wait_written()
                 await self._send(op, event)
             except Exception:
                 self.failed += 1
                 log.exception("event %s for %s not written", event["reason"], event["regarding"]["name"])
             finally:
-                if op == "create":
+                if op == "create" and cached is not None:
                     cached.mark_written()
                 self._queue.task_done()
 
