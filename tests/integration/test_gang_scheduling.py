@@ -358,3 +358,28 @@ def test_coscheduling_two_gangs_with_room_for_one_place_exactly_one(gated_plane:
     wait_for("the other gang bound whole", lambda: sorted(
         p["metadata"]["name"] for p in bound_pods(kube, ns)) == other, timeout=60)
     _clear(kube, ns)
+
+
+def test_coscheduling_a_gang_preempts_for_all_its_pods(gated_plane: Kube, cosched: KubeschedProcess) -> None:
+    """Every worker full of a low-priority pod; a gang of three high-priority pods that need a
+    worker each: all three victims go, and the gang binds whole on the room they leave."""
+    kube = gated_plane
+    status, body = kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "gang-high"},
+        "value": 1000})
+    assert status in (201, 409), body
+    ns = kube.namespace(f"cosched-{next(_names)}")
+    for i, node in enumerate(("kind-worker", "kind-worker2", "kind-worker3")):
+        kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+            f"victim{i}", None, {"nodeName": node, "containers": [container(cpu="3")]}))
+    _co_group(kube, ns, "g", 3)
+    for i in range(3):
+        kube.create(f"/api/v1/namespaces/{ns}/pods", pod_manifest(
+            f"g{i}", COSCHED, {"containers": [container(cpu="3")], "priorityClassName": "gang-high"},
+            labels={"scheduling.x-k8s.io/pod-group": "g"}))
+    wait_for("the gang bound", lambda: sorted(
+        p["metadata"]["name"] for p in bound_pods(kube, ns)) == ["g0", "g1", "g2"], timeout=60)
+    events = kube.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"]
+    assert sorted(e["regarding"]["name"] for e in events if e.get("reason") == "Preempted") == [
+        "victim0", "victim1", "victim2"], cosched.log()[-3000:]
+    _clear(kube, ns)

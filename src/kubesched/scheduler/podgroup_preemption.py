@@ -34,7 +34,7 @@ from kubesched.model.objects import Pod
 from kubesched.model.workload import PodGroup
 from kubesched.plugins.default_preemption.executor import Executor
 from kubesched.plugins.default_preemption.pdb import Budget, budgets, split_units_by_violation
-from kubesched.scheduler.podgroup_algorithm import Placer, PodResult
+from kubesched.scheduler.podgroup_algorithm import GroupOutcome, Placer, PodResult
 
 log = logging.getLogger("kubesched")
 
@@ -111,6 +111,22 @@ def _compare(a: Victim, b: Victim) -> int:
 
 
 @dataclass
+class GroupPreemptor:
+    """What preempts: a group's uid (what its pods wait on) and key, its priority, and how its
+    queued pods are placed (the algorithm with its placement check). `hold_members`: the pods wait
+    on their own uids too (a Coscheduling group, which DefaultPreemption's PreEnqueue does not know)."""
+
+    uid: str
+    key: str
+    priority: int
+    place: Callable[[list[PodResult]], GroupOutcome]
+    hold_members: bool = False
+
+    def members_held(self, members: list[Pod]) -> list[str]:
+        return [p.metadata.uid for p in members] if self.hold_members else []
+
+
+@dataclass
 class Preemption:
     """The outcome: `status` (Success when victims go or are going), its message without the
     prefix, and each placed pod's node by uid."""
@@ -129,7 +145,14 @@ class PodGroupPreemption:
     def post_filter(self, profile: Profile, group: PodGroup, pods: list[PodResult]) -> Status:
         """PodGroupPostFilter's status, its message prefixed as kube-scheduler does; the
         nominations are left on `pods`."""
-        outcome = self.preempt(profile, group, pods)
+        return self.post_filter_for(profile, self.preemptor_of(profile, group), pods)
+
+    def preemptor_of(self, profile: Profile, group: PodGroup) -> GroupPreemptor:
+        return GroupPreemptor(group.metadata.uid, group.key, pod_group_priority(group),
+                              lambda rs: self.placer.place(profile, group, rs))
+
+    def post_filter_for(self, profile: Profile, preemptor: GroupPreemptor, pods: list[PodResult]) -> Status:
+        outcome = self.preempt_for(profile, preemptor, pods)
         for r in pods:
             if r.info.uid in outcome.nominations:
                 r.nominated_node = outcome.nominations[r.info.uid]
@@ -137,8 +160,11 @@ class PodGroupPreemption:
         return Status(outcome.status.code, PREFIX + message) if message else outcome.status
 
     def preempt(self, profile: Profile, group: PodGroup, pods: list[PodResult]) -> Preemption:
+        return self.preempt_for(profile, self.preemptor_of(profile, group), pods)
+
+    def preempt_for(self, profile: Profile, preemptor: GroupPreemptor, pods: list[PodResult]) -> Preemption:
         members = [r.pod_info.pod for r in pods]
-        priority = pod_group_priority(group)
+        priority = preemptor.priority
         if any(p.spec.preemption_policy == "Never" for p in members):
             return Preemption(Status(Code.UNSCHEDULABLE, NOT_ELIGIBLE))
         cache = self.placer.cache
@@ -149,9 +175,10 @@ class PodGroupPreemption:
         victims = [v for v in self._victims(snapshot.node_infos) if v.priority < priority]
         if not victims:
             return Preemption(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS))
+        place = preemptor.place
         aside = {id(v): [cache.set_aside(p.uid) for p in v.pods] for v in victims}
         try:
-            first = self.placer.place(profile, group, [r.fresh() for r in pods])
+            first = place([r.fresh() for r in pods])
             if first.status is not None:
                 return Preemption(first.status)
             # The victims whose eviction would break a PodDisruptionBudget are reprieved first,
@@ -162,11 +189,11 @@ class PodGroupPreemption:
             to_preempt: list[Victim] = []
             for v in [v for v, _ in violating] + non_violating:
                 self._put_back(aside.pop(id(v)))
-                trial = self.placer.place(profile, group, [r.fresh() for r in pods])
+                trial = place([r.fresh() for r in pods])
                 if trial.status is not None:
                     aside[id(v)] = [cache.set_aside(p.uid) for p in v.pods]
                     to_preempt.append(v)
-            final = self.placer.place(profile, group, [r.fresh() for r in pods])
+            final = place([r.fresh() for r in pods])
         finally:
             for tokens in aside.values():
                 self._put_back(tokens)
@@ -175,11 +202,14 @@ class PodGroupPreemption:
         pdb_violations = sum(violations.get(id(v), 0) for v in to_preempt)
         preempted = [p for v in to_preempt for p in v.pods]
         executor = _executor(profile)
+        held = [preemptor.uid, *preemptor.members_held(members)]
         if executor is not None and any(p.pod.metadata.deletion_timestamp is None for p in preempted):
             # Held from now on: the writes start only after the cycle.
-            executor.hold(group.metadata.uid)
-        self.spawn(self._actuate(executor, group, members[0], preempted), f"podgroup-preemption/{group.key}")
-        log.info("preempting for a pod group", extra={"podGroup": group.key, "victims": [p.key for p in preempted],
+            executor.hold(*held)
+        self.spawn(self._actuate(executor, preemptor, held, members[0], preempted),
+                   f"podgroup-preemption/{preemptor.key}")
+        log.info("preempting for a pod group", extra={"podGroup": preemptor.key,
+                                                      "victims": [p.key for p in preempted],
                                                       "pdb_violations": pdb_violations})
         return Preemption(Status(Code.SUCCESS, f"found a placement for podgroup, preempting {len(preempted)} victims"),
                           nominations)
@@ -223,15 +253,15 @@ class PodGroupPreemption:
             out.append(Victim(pods, priority, is_group=True))
         return out
 
-    async def _actuate(self, executor: Executor | None, group: PodGroup, preemptor: Pod,
+    async def _actuate(self, executor: Executor | None, preemptor: GroupPreemptor, held: list[str], pod: Pod,
                        victims: list[PodInfo]) -> None:
         """PreemptPod for each victim: the DisruptionTarget condition, then the deletion and its
         Preempted event; the group's pods wait at DefaultPreemption's PreEnqueue meanwhile. A
         failure activates them."""
-        condition = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority podgroup"
-        message = f"Preempted by podgroup {group.metadata.uid} on node cluster"
+        condition = f"{pod.spec.scheduler_name}: preempting to accommodate a higher priority podgroup"
+        message = f"Preempted by podgroup {preemptor.uid} on node cluster"
         if executor is None:
             return
-        if not await executor.preempt_victims(group.metadata.uid, group.key, victims, condition, message, preemptor):
-            log.warning("pod-group preemption failed", extra={"podGroup": group.key})
-            self.handle.activate([preemptor])
+        if not await executor.preempt_victims(held, preemptor.key, victims, condition, message, pod):
+            log.warning("pod-group preemption failed", extra={"podGroup": preemptor.key})
+            self.handle.activate([pod])

@@ -14,26 +14,32 @@ when it turns the group away, each pod goes through the algorithm on its own, so
 scheduler-plugins' words; no pod gets past PreFilter then. A group whose PodGroup is not known is
 scheduled pod by pod, as scheduler-plugins does (Permit turns each away).
 
-Not in this cycle: preemption (a Coscheduling group's pods do not preempt one by one either, which
-is how partial evictions happen) and extenders.
+A group that does not fit preempts as a gang on the Workload API does (scheduler/podgroup_preemption.py,
+with DefaultPreemption in the profile): for all its pods or not at all, its priority the lowest of
+its pods'; its pods wait at DefaultPreemption's PreEnqueue until the victims are going. Where
+scheduler-plugins lets each pod preempt on its own (DefaultPreemption runs before Coscheduling's
+PostFilter), which evicts for a group that may never complete. Not in this cycle: extenders.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
 
 from kubesched.backend.queue import QueuedPodInfo
 from kubesched.framework.fit_error import FitError
-from kubesched.framework.pod_groups import NoPodGroups
+from kubesched.framework.pod_groups import NoPodGroups, PodGroupManager
 from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.runtime.schedule import ScheduleResult
-from kubesched.framework.status import Code
-from kubesched.model.coscheduling import POD_GROUP_LABEL
+from kubesched.framework.status import Code, Status
+from kubesched.model.coscheduling import POD_GROUP_LABEL, CoPodGroup
 from kubesched.model.objects import Pod
 from kubesched.plugins.coscheduling import NAME as COSCHEDULING
 from kubesched.plugins.coscheduling.core import pod_group_full_name
 from kubesched.plugins.coscheduling.plugin import TRIAL, Coscheduling
-from kubesched.scheduler.podgroup_algorithm import POD_GROUP_UNSCHEDULABLE, Placer, PodResult
+from kubesched.scheduler.podgroup_algorithm import POD_GROUP_UNSCHEDULABLE, GroupOutcome, Placer, PodResult
+from kubesched.scheduler.podgroup_preemption import GroupPreemptor, PodGroupPreemption
 from kubesched.scheduler.schedule_one import Cycles, _failure
 from kubesched.scheduler.schedule_one_podgroup import begin_group
 
@@ -43,10 +49,17 @@ REJECTED = "rejection in the whole-group cycle"
 @dataclass
 class CoGroupCycles:
     cycles: Cycles
+    spawn: Callable[[Coroutine[Any, Any, Any], str], object] | None = None
+    # The Workload API's groups (GenericWorkload on): victims in them count as pod-group preemption counts them.
+    pod_groups: PodGroupManager = field(default_factory=NoPodGroups)
 
     def __post_init__(self) -> None:
         c = self.cycles
         self.placer = Placer(c.cache, NoPodGroups(), c.rng, c.cursor, c.percentage_of_nodes_to_score)
+        handle = next(iter(c.profiles.values())).handle if c.profiles else None
+        self.preemption = None if handle is None or self.spawn is None else PodGroupPreemption(
+            Placer(c.cache, self.pod_groups, c.rng, c.cursor, c.percentage_of_nodes_to_score),
+            self.pod_groups, handle, self.spawn)
 
     def plugin(self, pod: Pod) -> Coscheduling | None:
         """The Coscheduling plugin of the pod's profile, when it is in a group of it."""
@@ -75,8 +88,15 @@ class CoGroupCycles:
             self._one_by_one(profile, plugin, pods)
             return
         scheduled = plugin.manager.assigned_count(full)
-        outcome = self.placer.place_with(profile, pods, scheduled,
-                                         lambda remaining, done: plugin.placement_feasible(group, remaining, done))
+
+        def place(trial: list[PodResult]) -> GroupOutcome:
+            for r in trial:
+                r.state.write(TRIAL, True)
+            return self.placer.place_with(profile, trial, scheduled,
+                                          lambda remaining, done: plugin.placement_feasible(group, remaining, done))
+
+        outcome = place(pods)
+        preempting = self._preempt(profile, group, pods, outcome, place)
         for r in pods:
             r.state.write(TRIAL, False)
         status = outcome.status
@@ -94,15 +114,36 @@ class CoGroupCycles:
                      for p in r.result.diagnosis.unschedulable_plugins}
         for r in pods:
             if isinstance(r.result, FitError):
-                self._failed(profile, r, r.result.message(), set(r.result.diagnosis.unschedulable_plugins))
+                self._failed(profile, r, r.result.message(), set(r.result.diagnosis.unschedulable_plugins),
+                             nominated_node=r.nominated_node if preempting else "")
             elif status.code == Code.ERROR:
                 self._failed(profile, r, (r.status or status).message(), {COSCHEDULING}, reason="SchedulerError")
-            elif r.placed:
+            elif r.placed and not preempting:
                 # Placed, but the group was not: back with the plugins that turned its others away.
                 self._failed(profile, r, f"{POD_GROUP_UNSCHEDULABLE}, {status.message()}", rejectors or {COSCHEDULING})
             else:
-                self._failed(profile, r, status.message(), rejectors or {COSCHEDULING})
-        plugin.reject_group(first.pod, group, REJECTED)
+                self._failed(profile, r, status.message(), rejectors or {COSCHEDULING},
+                             nominated_node=r.nominated_node if preempting else "")
+        if not preempting:
+            plugin.reject_group(first.pod, group, REJECTED)
+
+    def _preempt(self, profile: Profile, group: CoPodGroup, pods: list[PodResult], outcome: GroupOutcome,
+                 place: Callable[[list[PodResult]], GroupOutcome]) -> bool:
+        """Pod-group preemption for a group the algorithm could not place; its message joins the
+        outcome's, and whether victims are going for it (the pods nominated)."""
+        status = outcome.status
+        if status is None or status.code != Code.UNSCHEDULABLE or self.preemption is None:
+            return False
+        if not any(pl.name == "DefaultPreemption" for pl in profile.post_filter):
+            return False
+        preemptor = GroupPreemptor(group.metadata.uid, pod_group_full_name(pods[0].info.pod),
+                                   min(r.pod_info.pod.spec.priority for r in pods), place, hold_members=True)
+        post = self.preemption.post_filter_for(profile, preemptor, pods)
+        if post.code == Code.ERROR:
+            outcome.status = post
+            return False
+        outcome.status = Status(Code.UNSCHEDULABLE, f"{status.message()}, {post.message()}")
+        return post.code == Code.SUCCESS
 
     def _one_by_one(self, profile: Profile, plugin: Coscheduling, pods: list[PodResult]) -> None:
         """Each pod through the algorithm alone: PreFilter turns it away with its own message."""
@@ -122,8 +163,8 @@ class CoGroupCycles:
             plugin.reject_group(pods[0].info.pod, group, REJECTED)
 
     def _failed(self, profile: Profile, r: PodResult, message: str, plugins: set[str],
-                reason: str = "Unschedulable") -> None:
+                reason: str = "Unschedulable", nominated_node: str | None = "") -> None:
         r.info.unschedulable_plugins = plugins
         if reason == "Unschedulable":
             self.cycles.stats.unschedulable += 1
-        self.cycles._failed(r.info, profile, message, reason=reason, started=r.started)
+        self.cycles._failed(r.info, profile, message, reason=reason, started=r.started, nominated_node=nominated_node)

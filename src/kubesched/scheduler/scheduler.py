@@ -43,6 +43,7 @@ from kubesched.framework.events import WILDCARD, EventResource, Registration
 from kubesched.framework.extender import EXTENDER_NAME, Extender, ordered
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import QueueSortPlugin
+from kubesched.framework.pod_groups import NoPodGroups
 from kubesched.framework.registry import PluginSpec
 from kubesched.framework.runtime.profile import Profile, ProfileError
 from kubesched.metrics import Metrics
@@ -177,7 +178,9 @@ class Scheduler:
                 lambda group, condition: write_pod_group_condition(client, group, condition),
                 self._spawn_background)
         # With a profile that enables Coscheduling: its groups too, whole or not at all.
-        self.co_group_cycles = CoGroupCycles(self.cycles) if sources.co_pod_groups is not None else None
+        self.co_group_cycles = CoGroupCycles(
+            self.cycles, self._spawn_background, self.pod_group_states or NoPodGroups()
+        ) if sources.co_pod_groups is not None else None
         self.stats = self.cycles.stats
         self.schedule_one = self.cycles.schedule_one
         self._informers: tuple[Informer[Any], ...] = sources.all

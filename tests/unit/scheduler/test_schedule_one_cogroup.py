@@ -17,7 +17,7 @@ from kubesched.model.coscheduling import POD_GROUP_LABEL, CoPodGroup, CoPodGroup
 from kubesched.model.objects import ObjectMeta, Pod
 from kubesched.scheduler.scheduler import Scheduler
 from tests.builders import make_node, make_pod
-from tests.unit.scheduler.test_schedule_one_podgroup import answer, bound, pod_messages
+from tests.unit.scheduler.test_schedule_one_podgroup import NO_VICTIMS, answer, bound, pod_messages
 from tests.unit.scheduler.test_scheduler_binding import ScriptedClient
 
 CONFIG = (Path(__file__).parents[3] / "examples" / "coscheduling" / "scheduler-config.yaml").read_text()
@@ -85,8 +85,8 @@ async def test_two_gangs_with_room_for_one_place_exactly_one_and_hold_nothing_fo
     messages = pod_messages(sched)
     assert messages == {
         "b0": "0/3 nodes are available: 3 Insufficient cpu.",
-        "b1": "minMember (3) cannot be satisfied: 0 scheduled, 2 remaining",
-        "b2": "minMember (3) cannot be satisfied: 0 scheduled, 2 remaining",
+        "b1": "minMember (3) cannot be satisfied: 0 scheduled, 2 remaining" + NO_VICTIMS,
+        "b2": "minMember (3) cannot be satisfied: 0 scheduled, 2 remaining" + NO_VICTIMS,
     }, messages
 
 
@@ -172,5 +172,79 @@ async def test_a_group_whose_pods_are_gone_starts_again_from_none() -> None:
     add_pods(sched, *(make_pod(f"other{i}").uid(f"other{i}").node(f"n{i}").req(cpu="3").obj() for i in (0, 1)))
     add_pods(sched, member("again0", "g"), member("again1", "g"))
     await run_cycles(sched)
+    assert bound(client) == ["g0", "g1"]
+    assert held(sched, client) == []
+
+
+# --- a Coscheduling gang that must preempt ----------------------------------------------------------
+
+def high_member(name: str, group: str, priority: int = 100) -> Pod:
+    return make_pod(name).uid(name).scheduler("kubesched").label(POD_GROUP_LABEL, group).priority(
+        priority).req(cpu="3").obj()
+
+
+PREEMPTING = ("minMember (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
+              "found a placement for podgroup, preempting 2 victims")
+
+
+@pytest.mark.parametrize(("nodes", "victims", "pods", "want_deleted", "want_message"), [
+    pytest.param(("4", "4"), [("v0", "n0", 0), ("v1", "n1", 0)], 2, ["v0", "v1"], PREEMPTING,
+                 id="both-victims-go-for-the-whole-gang"),
+    pytest.param(("4", "4", "4"), [("v0", "n0", 5), ("v1", "n1", 1), ("v2", "n2", 1)], 2, ["v1", "v2"],
+                 PREEMPTING, id="the-most-important-victim-is-reprieved"),
+    pytest.param(("4", "4"), [("v0", "n0", 200), ("v1", "n1", 200)], 2, [],
+                 "minMember (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
+                 "No preemption victims found for incoming preemptor", id="no-lower-priority-victims"),
+    # scheduler-plugins lets each pod preempt alone: two victims evicted for a gang of three that
+    # two nodes can never hold. Here nothing goes.
+    pytest.param(("4", "4"), [("v0", "n0", 0), ("v1", "n1", 0)], 3, [],
+                 "minMember (3) cannot be satisfied: 0 scheduled, 2 remaining, pod group preemption: "
+                 "minMember (3) cannot be satisfied: 2 scheduled, 0 remaining",
+                 id="no-eviction-for-a-gang-that-cannot-fit"),
+])
+async def test_a_gang_preempts_for_all_its_pods_or_none(nodes: tuple[str, ...], victims: list[tuple[str, str, int]],
+                                                        pods: int, want_deleted: list[str], want_message: str) -> None:
+    from tests.unit.scheduler.test_schedule_one_podgroup import deleted, nominations, running
+
+    sched, client = co_scheduler(*nodes)
+    for name, node, priority in victims:
+        add_pods(sched, running(name, node, priority=priority))
+    add_group(sched, "g", pods)
+    gang_pods = [high_member(f"g{i}", "g") for i in range(pods)]
+    add_pods(sched, *gang_pods)
+    await run_cycles(sched)
+    await asyncio.sleep(0.01)  # the victims' deletions run in the background
+    assert bound(client) == []
+    assert deleted(client) == want_deleted
+    messages = pod_messages(sched)
+    n = len(nodes)
+    assert set(messages.values()) <= {want_message, f"0/{n} nodes are available: {n} Insufficient cpu."}, messages
+    assert want_message in messages.values(), messages
+    assert held(sched, client) == []
+    if want_deleted:
+        assert all(nominations(sched).values()), nominations(sched)
+        from kubesched.plugins.default_preemption.plugin import DefaultPreemption
+
+        preemption = sched.profiles["kubesched"].plugin("DefaultPreemption")
+        assert isinstance(preemption, DefaultPreemption)
+        for p in gang_pods:  # waiting on the victims, at DefaultPreemption's PreEnqueue
+            assert preemption.pre_enqueue(p) is not None
+
+
+async def test_the_gang_binds_whole_once_its_victims_are_gone() -> None:
+    from tests.unit.scheduler.test_schedule_one_podgroup import deleted, running
+
+    sched, client = co_scheduler("4", "4")
+    victims = [running("v0", "n0"), running("v1", "n1")]
+    add_pods(sched, *victims)
+    add_group(sched, "g", 2)
+    add_pods(sched, high_member("g0", "g"), high_member("g1", "g"))
+    await run_cycles(sched)
+    await asyncio.sleep(0.01)
+    assert deleted(client) == ["v0", "v1"]
+    for v in victims:  # the deletions seen by the informer
+        sched.pods.store.pop(v.key)
+        sched.handlers.pod_deleted(v)
+    await _drain_backoff(sched)
     assert bound(client) == ["g0", "g1"]
     assert held(sched, client) == []
