@@ -7,9 +7,9 @@ assumed for the next, GangScheduling's placement check after each, and every ass
 before it returns. Each pod's message is the one the pod-group cycle writes (its own FitError, or
 the group's reason). Pod-group preemption is not run: it would evict pods.
 
-A scheduler-plugins PodGroup (Coscheduling) is scheduled pod by pod upstream, the placed ones held
-at Permit until minMember are; here its pods are placed the same way, one by one, and the group is
-placed only if minMember of its pods (with those already bound) fit, as Permit would let them go.
+A scheduler-plugins PodGroup (Coscheduling) goes through the same algorithm with minMember as the
+placement check, as kubesched's whole-group cycle schedules it (scheduler/schedule_one_cogroup.py),
+with that cycle's messages.
 """
 
 from __future__ import annotations
@@ -24,15 +24,16 @@ from kubesched.backend.cache.cache import Cache
 from kubesched.backend.queue import QueuedPodInfo
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import FitError
-from kubesched.framework.pod_groups import PodGroupManager
+from kubesched.framework.pod_groups import NoPodGroups, PodGroupManager
 from kubesched.framework.runtime.framework import run_reserve, run_unreserve
 from kubesched.framework.runtime.profile import Profile
-from kubesched.framework.runtime.schedule import NodeCursor, ScheduleResult, schedule_pod
-from kubesched.framework.status import Code, SchedulingError
+from kubesched.framework.runtime.schedule import NodeCursor, ScheduleResult
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.model.coscheduling import POD_GROUP_LABEL, CoPodGroup
 from kubesched.model.objects import Pod
 from kubesched.model.workload import PodGroup
+from kubesched.plugins.coscheduling.plugin import TRIAL, Coscheduling
 from kubesched.scheduler.podgroup_algorithm import POD_GROUP_UNSCHEDULABLE, Placer, PodResult
 
 WORKLOAD_API = "PodGroup"  # scheduling.k8s.io/v1beta1
@@ -140,52 +141,53 @@ def _own_message(r: PodResult) -> str:
 def evaluate_co_group(profile: Profile, cache: Cache, group: CoPodGroup | None, full_name: str, pods: Sequence[Pod],
                       bound: int, *, rng: random.Random | None = None, cursor: NodeCursor | None = None,
                       percentage_of_nodes_to_score: int = 0) -> GroupVerdict:
-    """Coscheduling's group: its pods one by one, each assumed for the next, then every assumption
-    undone; placed when minMember of them (with the `bound` ones) fit."""
-    rng = rng or random.Random(0)
-    cursor = cursor or NodeCursor()
+    """Coscheduling's group through the scheduler's whole-group cycle (scheduler/schedule_one_cogroup.py):
+    its pods placed together with minMember as the placement check, every assumption undone, each
+    pod told what that cycle writes. Pod-group preemption is not run: it would evict pods."""
+    placer = Placer(cache, NoPodGroups(), rng or random.Random(0), cursor or NodeCursor(), percentage_of_nodes_to_score)
     min_member = group.spec.min_member if group is not None else 0
     verdict = GroupVerdict(full_name, COSCHEDULING, "gang", min_member, len(pods), bound, False)
-    assumed: list[tuple[CycleState, PodInfo, str]] = []
-    try:
-        for pod in pods:
-            info, state = PodInfo(pod), CycleState()
-            try:
-                result = schedule_pod(profile, cache.snapshot(), info, rng=rng, cursor=cursor,
-                                      percentage_of_nodes_to_score=percentage_of_nodes_to_score, state=state)
-            except SchedulingError as exc:
-                verdict.members.append(MemberVerdict(info.key, None, str(exc)))
-                continue
-            if isinstance(result, FitError):
-                verdict.members.append(MemberVerdict(info.key, None, result.message(),
-                                                     node_reasons=node_reasons(result)))
-                continue
-            node = result.suggested_host
-            cache.assume_pod(info, node)
-            reserved = run_reserve(profile, state, info, node)
-            if reserved is not None:
-                run_unreserve(profile, state, info, node)
-                cache.forget_pod(info)
-                verdict.members.append(MemberVerdict(info.key, None, reserved.message()))
-                continue
-            assumed.append((state, info, node))
-            verdict.members.append(MemberVerdict(info.key, node, fits=True))
-    finally:
-        for state, info, node in reversed(assumed):
-            run_unreserve(profile, state, info, node)
-            cache.forget_pod(info)
-    verdict.fitted = list(assumed)
-    fit = len(assumed) + bound
-    if group is None:
+    plugin = profile.plugin(COSCHEDULING)
+    results = _pod_results(pods)
+    if group is None or not isinstance(plugin, Coscheduling):
+        # Scheduled pod by pod, as scheduler-plugins does; Permit turns each away.
         verdict.message = f"PodGroup {full_name} not found"
-    elif fit < min_member:
-        verdict.message = (f"minMember ({min_member}) cannot be satisfied: {len(assumed)} of {len(pods)} pods fit, "
-                           f"{bound} bound")
-    verdict.placed = not verdict.message
-    if not verdict.placed:
-        for m in verdict.members:
-            if m.fits:
-                m.message = f"{POD_GROUP_UNSCHEDULABLE}, {verdict.message}"
+        for r in results:
+            placer.place_with(profile, [r], 0, None)
+            fits = isinstance(r.result, ScheduleResult) and r.status is None
+            verdict.members.append(MemberVerdict(r.pod_info.key, r.node if fits else None,
+                                                 verdict.message if fits else _own_message(r), fits,
+                                                 node_reasons(r.result)))
+        return verdict
+    for r in results:
+        r.state.write(TRIAL, True)
+    if results and plugin.manager.pre_filter(results[0].pod_info.pod, cache.snapshot().node_infos) is not None:
+        # PreFilter turns the group away: each pod is told in its own words, on its own.
+        for r in results:
+            placer.place_with(profile, [r], 0, None)
+        status: Status | None = Status(Code.UNSCHEDULABLE)
+        verdict.message = next((_own_message(r) for r in results if _own_message(r)), "")
+    else:
+        outcome = placer.place_with(profile, results, bound,
+                                    lambda remaining, done: plugin.placement_feasible(group, remaining, done))
+        status = outcome.status
+        verdict.message = "" if status is None else status.message()
+    verdict.placed = status is None
+    for r in results:
+        r.state.write(TRIAL, False)
+        fits = isinstance(r.result, ScheduleResult) and r.status is None
+        if status is None or isinstance(r.result, FitError):
+            message = "" if fits else _own_message(r)
+        elif status.code == Code.ERROR:
+            message = (r.status or status).message()
+        elif fits:
+            message = f"{POD_GROUP_UNSCHEDULABLE}, {status.message()}"
+        else:
+            message = _own_message(r) or status.message()
+        verdict.members.append(MemberVerdict(r.pod_info.key, r.node if fits else None, message, fits,
+                                             node_reasons(r.result)))
+        if fits and r.node is not None:
+            verdict.fitted.append((r.state, r.pod_info, r.node))
     return verdict
 
 

@@ -132,7 +132,7 @@ def test_without_the_gate_the_group_is_a_note() -> None:
 
 @pytest.mark.parametrize(("count", "placed", "message"), [
     pytest.param(3, True, "", id="coscheduling-fits"),
-    pytest.param(4, False, "minMember (4) cannot be satisfied: 3 of 4 pods fit, 0 bound", id="coscheduling-3-of-4"),
+    pytest.param(4, False, "minMember (4) cannot be satisfied: 3 scheduled, 0 remaining", id="coscheduling-3-of-4"),
 ])
 def test_a_coscheduling_group(count: int, placed: bool, message: str) -> None:
     group = CoPodGroup(metadata=ObjectMeta(name="g", namespace="default"), spec=CoPodGroupSpec(min_member=count))
@@ -155,3 +155,39 @@ def test_the_table_and_json_carry_the_group() -> None:
     assert doc["group"]["message"] == MIN4
     assert doc["group"]["pods"][3]["nodeReasons"] == {"n0": "Insufficient cpu", "n1": "Insufficient cpu",
                                                        "n2": "Insufficient cpu"}
+
+
+@pytest.mark.parametrize(("node_cpus", "min_member", "pods", "bound"), [
+    pytest.param(("4", "4", "4"), 3, 3, 0, id="fits-whole"),
+    pytest.param(("4", "4", "4"), 4, 4, 0, id="room-for-3-of-4"),
+    pytest.param(("4", "4"), 3, 3, 0, id="room-for-2-of-3"),
+    pytest.param(("4", "4", "500m"), 3, 3, 0, id="one-node-too-small"),
+    pytest.param(("4", "4", "4"), 4, 2, 0, id="too-few-siblings"),
+    pytest.param(("4", "4", "4"), 3, 2, 1, id="one-bound-two-queued"),
+])
+async def test_a_coscheduling_verdict_tells_each_pod_what_the_scheduler_writes(
+        node_cpus: tuple[str, ...], min_member: int, pods: int, bound: int) -> None:
+    """explain of a Coscheduling group runs the scheduler's whole-group cycle: each pod's message is
+    the one the scheduler writes for it on the same cluster, but for the tail pod-group preemption
+    adds (explain does not run it: it would evict pods)."""
+    from tests.unit.scheduler.test_schedule_one_cogroup import add_group, add_pods, co_scheduler, run_cycles
+    from tests.unit.scheduler.test_schedule_one_podgroup import pod_messages
+
+    members = [co_member(f"p{i}", node="n0" if i < bound else "", cpu="1" if i < bound else "3")
+               for i in range(pods + bound)]
+    sched, _ = co_scheduler(*node_cpus)
+    add_group(sched, "g", min_member)
+    add_pods(sched, *members)
+    for p in members[:bound]:
+        sched.cache.add_pod(p)
+    await run_cycles(sched)
+    written = {pod: message.split(", pod group preemption: ")[0] for pod, message in pod_messages(sched).items()}
+
+    group = CoPodGroup(metadata=ObjectMeta(name="g", namespace="default", creation_timestamp="2026-01-01T00:00:00Z"),
+                       spec=CoPodGroupSpec(min_member=min_member))
+    nodes = [make_node(f"n{i}").capacity(cpu=cpu) for i, cpu in enumerate(node_cpus)]
+    queued = members[bound:]
+    seen = verdict_of(COSCHED, nodes, members, queued[0].metadata.name, co_groups=[group])
+    assert seen.verdict is not None
+    told = {m.pod.split("/")[1]: m.message for m in seen.verdict.members if m.message}
+    assert told == written, (told, written)

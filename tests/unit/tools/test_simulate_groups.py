@@ -70,7 +70,7 @@ MIN4 = "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
                  {"p0": "n", "p1": "n", "p2": "n"}, "", id="coscheduling-fits-whole"),
     pytest.param(COSCHED, [co_group("g", 4), *(co_member(f"p{i}", "g") for i in range(4))],
                  {"p0": None, "p1": None, "p2": None, "p3": None},
-                 "minMember (4) cannot be satisfied: 3 of 4 pods fit, 0 bound", id="coscheduling-room-for-3-of-4"),
+                 "minMember (4) cannot be satisfied: 3 scheduled, 0 remaining", id="coscheduling-room-for-3-of-4"),
 ])
 def test_a_group_is_placed_all_or_nothing(config: SchedulerConfig, manifests: list[dict[str, Any]],
                                           want: dict[str, str | None], group_message: str) -> None:
@@ -173,7 +173,7 @@ def test_a_pod_group_of_an_unknown_api_is_refused() -> None:
     pytest.param(GATED, pod_group("g", 4), [member(f"p{i}", "g") for i in range(4)], "podgroups", MIN4,
                  id="workload-api-podgroup"),
     pytest.param(COSCHED, co_group("g", 4), [co_member(f"p{i}", "g") for i in range(4)], "copodgroups",
-                 "minMember (4) cannot be satisfied: 3 of 4 pods fit, 0 bound", id="coscheduling-podgroup"),
+                 "minMember (4) cannot be satisfied: 3 scheduled, 0 remaining", id="coscheduling-podgroup"),
 ])
 def test_a_snapshot_file_carries_the_cluster_s_pod_groups(config: SchedulerConfig, group: dict[str, Any],
                                                           members: list[dict[str, Any]], plural: str,
