@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.framework import FitError, NodeCursor, PodInfo, ScheduleResult, num_feasible_nodes_to_find, schedule_pod
-from kubesched.framework.runtime import schedule as schedule_module
+from kubesched.framework.runtime import filtering
 from tests.builders import NodeBuilder, PodBuilder, label_selector, make_node, make_pod, term
 from tests.unit.scheduling_helpers import default_profile, schedule, snapshot_with
 
@@ -141,4 +141,4 @@ def test_first_feasible_from_start_wraps_around(passing: list[bool] | None, star
     mask = None if passing is None else np.array(passing, dtype=np.bool_)
     candidates = np.arange(m, dtype=np.intp) if mask is None else np.flatnonzero(mask)
     rotated = [p for p in candidates.tolist() if p >= start] + [p for p in candidates.tolist() if p < start]
-    assert schedule_module._first_from(mask, m, start, want).tolist() == rotated[:want]
+    assert filtering._first_from(mask, m, start, want).tolist() == rotated[:want]

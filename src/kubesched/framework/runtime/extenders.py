@@ -40,13 +40,13 @@ from kubesched.framework.extender import (
 )
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import Rows
+from kubesched.framework.runtime.filtering import find_feasible
 from kubesched.framework.runtime.nominated import run_filters_with_nominated_pods, yielded_to
 from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.runtime.schedule import (
     NodeCursor,
     ScheduleResult,
     _candidates,
-    find_feasible,
     num_feasible_nodes_to_find,
     score_nodes,
     select_host,

@@ -20,14 +20,14 @@ import numpy as np
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.fit_error import Diagnosis, FitError
 from kubesched.framework.interface import FilterPlugin, Rows, Scores
-from kubesched.framework.runtime.framework import can_dry_run_post_filter, dry_run_post_filter
-from kubesched.framework.runtime.profile import Profile
 
 # The cycle's own steps: the explanation must run exactly the code a decision runs.
+from kubesched.framework.runtime.filtering import find_feasible
+from kubesched.framework.runtime.framework import can_dry_run_post_filter, dry_run_post_filter
+from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.runtime.schedule import (
     NodeCursor,
     candidate_rows,
-    find_feasible,
     num_feasible_nodes_to_find,
     run_pre_filter,
     schedule_pod,
