@@ -112,18 +112,16 @@ def _compare(a: Victim, b: Victim) -> int:
 
 @dataclass
 class GroupPreemptor:
-    """What preempts: a group's uid (what its pods wait on) and key, its priority, and how its
-    queued pods are placed (the algorithm with its placement check). `hold_members`: the pods wait
-    on their own uids too (a Coscheduling group, which DefaultPreemption's PreEnqueue does not know)."""
+    """What preempts: a group's uid and key, its priority, how its queued pods are placed (the
+    algorithm with its placement check), the key its pods wait on at DefaultPreemption's PreEnqueue
+    (the uid when None), and which pods are its own (never its victims, whatever their priority)."""
 
     uid: str
     key: str
     priority: int
     place: Callable[[list[PodResult]], GroupOutcome]
-    hold_members: bool = False
-
-    def members_held(self, members: list[Pod]) -> list[str]:
-        return [p.metadata.uid for p in members] if self.hold_members else []
+    hold: str | None = None
+    is_member: Callable[[Pod], bool] = field(default=lambda _: False)
 
 
 @dataclass
@@ -172,7 +170,8 @@ class PodGroupPreemption:
         if self._ongoing(members, priority):
             return Preemption(Status(Code.SUCCESS, ONGOING),
                               {p.metadata.uid: p.status.nominated_node_name for p in members})
-        victims = [v for v in self._victims(snapshot.node_infos) if v.priority < priority]
+        victims = [v for v in self._victims(snapshot.node_infos)
+                   if v.priority < priority and not any(preemptor.is_member(p.pod) for p in v.pods)]
         if not victims:
             return Preemption(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS))
         place = preemptor.place
@@ -202,7 +201,7 @@ class PodGroupPreemption:
         pdb_violations = sum(violations.get(id(v), 0) for v in to_preempt)
         preempted = [p for v in to_preempt for p in v.pods]
         executor = _executor(profile)
-        held = [preemptor.uid, *preemptor.members_held(members)]
+        held = [preemptor.hold or preemptor.uid]
         if executor is not None and any(p.pod.metadata.deletion_timestamp is None for p in preempted):
             # Held from now on: the writes start only after the cycle.
             executor.hold(*held)

@@ -35,9 +35,11 @@ from kubesched.framework.runtime.schedule import ScheduleResult
 from kubesched.framework.status import Code, Status
 from kubesched.model.coscheduling import POD_GROUP_LABEL, CoPodGroup
 from kubesched.model.objects import Pod
+from kubesched.model.workload import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
 from kubesched.plugins.coscheduling import NAME as COSCHEDULING
 from kubesched.plugins.coscheduling.core import pod_group_full_name
 from kubesched.plugins.coscheduling.plugin import TRIAL, Coscheduling
+from kubesched.plugins.default_preemption.executor import coscheduling_hold
 from kubesched.scheduler.podgroup_algorithm import POD_GROUP_UNSCHEDULABLE, GroupOutcome, Placer, PodResult
 from kubesched.scheduler.podgroup_preemption import GroupPreemptor, PodGroupPreemption
 from kubesched.scheduler.schedule_one import Cycles, _failure
@@ -45,6 +47,45 @@ from kubesched.scheduler.schedule_one_podgroup import begin_group
 
 REJECTED = "rejection in the whole-group cycle"
 
+
+@dataclass
+class Told:
+    """What the cycle writes for a pod it does not send on: message, reason, the plugins it waits
+    on, and its nomination ("" clears it, None keeps it)."""
+
+    message: str
+    plugins: set[str]
+    reason: str = REASON_UNSCHEDULABLE
+    nominated: str | None = ""
+
+
+def _reserve_rejection(r: PodResult) -> Told | None:
+    """Turned away at Reserve: as kube-scheduler reports it, a FitError over its one node."""
+    if not isinstance(r.result, ScheduleResult) or r.status is None:
+        return None
+    message, reason = _failure(r.pod_info, r.result.suggested_host, r.status)
+    return Told(message, {r.status.plugin} if r.status.plugin else set(), reason)
+
+
+def member_failure(r: PodResult, status: Status | None, unprocessed: Status | None, rejectors: set[str],
+                   preempting: bool) -> Told | None:
+    """A member's outcome as the Workload API's pod-group cycle writes it (schedule_one_podgroup.py):
+    None when it goes on as a single pod's cycle would (placed in a placed group, or its own
+    FitError then)."""
+    rejected = _reserve_rejection(r)
+    if status is None or (rejected is not None and status.code != Code.ERROR):
+        return rejected
+    nominated = r.nominated_node if preempting else None
+    if status.code == Code.ERROR:
+        return Told((r.status or status).message(), {COSCHEDULING}, REASON_SCHEDULER_ERROR)
+    if r.placed:
+        # Placed, but the group was not: back with the plugins that turned its others away.
+        if preempting:
+            return Told(status.message(), rejectors or {COSCHEDULING}, nominated=nominated)
+        return Told(f"{POD_GROUP_UNSCHEDULABLE}, {status.message()}", rejectors or {COSCHEDULING})
+    if isinstance(r.result, FitError):
+        return Told(r.result.message(), set(r.result.diagnosis.unschedulable_plugins), nominated=nominated)
+    return Told((unprocessed or status).message(), rejectors or {COSCHEDULING}, nominated=nominated)
 
 @dataclass
 class CoGroupCycles:
@@ -100,31 +141,16 @@ class CoGroupCycles:
         for r in pods:
             r.state.write(TRIAL, False)
         status = outcome.status
-        if status is None:
-            for r in pods:
-                if r.placed or isinstance(r.result, FitError):
-                    assert r.result is not None
-                    cycles._decided(r.info, profile, r.pod_info, r.state, r.started, r.elapsed, r.result, None)
-                elif isinstance(r.result, ScheduleResult) and r.status is not None:
-                    # Turned away at Reserve: as kube-scheduler reports it, a FitError over its one node.
-                    message, reason = _failure(r.pod_info, r.result.suggested_host, r.status)
-                    self._failed(profile, r, message, {r.status.plugin} if r.status.plugin else set(), reason)
-            return
         rejectors = {p for r in pods if isinstance(r.result, FitError)
                      for p in r.result.diagnosis.unschedulable_plugins}
         for r in pods:
-            if isinstance(r.result, FitError):
-                self._failed(profile, r, r.result.message(), set(r.result.diagnosis.unschedulable_plugins),
-                             nominated_node=r.nominated_node if preempting else "")
-            elif status.code == Code.ERROR:
-                self._failed(profile, r, (r.status or status).message(), {COSCHEDULING}, reason="SchedulerError")
-            elif r.placed and not preempting:
-                # Placed, but the group was not: back with the plugins that turned its others away.
-                self._failed(profile, r, f"{POD_GROUP_UNSCHEDULABLE}, {status.message()}", rejectors or {COSCHEDULING})
+            told = member_failure(r, status, outcome.unprocessed, rejectors, preempting)
+            if told is None:
+                assert r.result is not None
+                cycles._decided(r.info, profile, r.pod_info, r.state, r.started, r.elapsed, r.result, None)
             else:
-                self._failed(profile, r, status.message(), rejectors or {COSCHEDULING},
-                             nominated_node=r.nominated_node if preempting else "")
-        if not preempting:
+                self._failed(profile, r, told.message, told.plugins, told.reason, told.nominated)
+        if status is not None and not preempting:
             plugin.reject_group(first.pod, group, REJECTED)
 
     def _preempt(self, profile: Profile, group: CoPodGroup, pods: list[PodResult], outcome: GroupOutcome,
@@ -136,8 +162,11 @@ class CoGroupCycles:
             return False
         if not any(pl.name == "DefaultPreemption" for pl in profile.post_filter):
             return False
-        preemptor = GroupPreemptor(group.metadata.uid, pod_group_full_name(pods[0].info.pod),
-                                   min(r.pod_info.pod.spec.priority for r in pods), place, hold_members=True)
+        first = pods[0].info.pod
+        full = pod_group_full_name(first)
+        preemptor = GroupPreemptor(group.metadata.uid, full, min(r.pod_info.pod.spec.priority for r in pods), place,
+                                   hold=coscheduling_hold(first.metadata.namespace, group.metadata.name),
+                                   is_member=lambda p: pod_group_full_name(p) == full)
         post = self.preemption.post_filter_for(profile, preemptor, pods)
         if post.code == Code.ERROR:
             outcome.status = post
@@ -163,8 +192,8 @@ class CoGroupCycles:
             plugin.reject_group(pods[0].info.pod, group, REJECTED)
 
     def _failed(self, profile: Profile, r: PodResult, message: str, plugins: set[str],
-                reason: str = "Unschedulable", nominated_node: str | None = "") -> None:
+                reason: str = REASON_UNSCHEDULABLE, nominated_node: str | None = "") -> None:
         r.info.unschedulable_plugins = plugins
-        if reason == "Unschedulable":
+        if reason == REASON_UNSCHEDULABLE:
             self.cycles.stats.unschedulable += 1
         self.cycles._failed(r.info, profile, message, reason=reason, started=r.started, nominated_node=nominated_node)

@@ -28,13 +28,14 @@ from kubesched.framework.pod_groups import NoPodGroups, PodGroupManager
 from kubesched.framework.runtime.framework import run_reserve, run_unreserve
 from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.runtime.schedule import NodeCursor, ScheduleResult
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import Code
 from kubesched.framework.types import PodInfo
 from kubesched.model.coscheduling import POD_GROUP_LABEL, CoPodGroup
 from kubesched.model.objects import Pod
 from kubesched.model.workload import PodGroup
 from kubesched.plugins.coscheduling.plugin import TRIAL, Coscheduling
 from kubesched.scheduler.podgroup_algorithm import POD_GROUP_UNSCHEDULABLE, Placer, PodResult
+from kubesched.scheduler.schedule_one_cogroup import member_failure
 
 WORKLOAD_API = "PodGroup"  # scheduling.k8s.io/v1beta1
 COSCHEDULING = "Coscheduling"  # scheduling.x-k8s.io/v1alpha1
@@ -162,28 +163,28 @@ def evaluate_co_group(profile: Profile, cache: Cache, group: CoPodGroup | None, 
     for r in results:
         r.state.write(TRIAL, True)
     if results and plugin.manager.pre_filter(results[0].pod_info.pod, cache.snapshot().node_infos) is not None:
-        # PreFilter turns the group away: each pod is told in its own words, on its own.
+        # PreFilter turns the group away: each pod is told in its own words, on its own (a pod
+        # that fits all the same holds nothing).
         for r in results:
             placer.place_with(profile, [r], 0, None)
-        status: Status | None = Status(Code.UNSCHEDULABLE)
-        verdict.message = next((_own_message(r) for r in results if _own_message(r)), "")
-    else:
-        outcome = placer.place_with(profile, results, bound,
-                                    lambda remaining, done: plugin.placement_feasible(group, remaining, done))
-        status = outcome.status
-        verdict.message = "" if status is None else status.message()
+            r.state.write(TRIAL, False)
+            fits = isinstance(r.result, ScheduleResult) and r.status is None
+            verdict.members.append(MemberVerdict(r.pod_info.key, r.node if fits else None,
+                                                 POD_GROUP_UNSCHEDULABLE if fits else _own_message(r), fits,
+                                                 node_reasons(r.result)))
+        verdict.message = next((m.message for m in verdict.members if not m.fits), POD_GROUP_UNSCHEDULABLE)
+        return verdict
+    outcome = placer.place_with(profile, results, bound,
+                                lambda remaining, done: plugin.placement_feasible(group, remaining, done))
+    status = outcome.status
+    verdict.message = "" if status is None else status.message()
     verdict.placed = status is None
+    rejectors = {p for r in results if isinstance(r.result, FitError) for p in r.result.diagnosis.unschedulable_plugins}
     for r in results:
         r.state.write(TRIAL, False)
         fits = isinstance(r.result, ScheduleResult) and r.status is None
-        if status is None or isinstance(r.result, FitError):
-            message = "" if fits else _own_message(r)
-        elif status.code == Code.ERROR:
-            message = (r.status or status).message()
-        elif fits:
-            message = f"{POD_GROUP_UNSCHEDULABLE}, {status.message()}"
-        else:
-            message = _own_message(r) or status.message()
+        told = member_failure(r, status, outcome.unprocessed, rejectors, preempting=False)
+        message = told.message if told is not None else ("" if fits else _own_message(r))
         verdict.members.append(MemberVerdict(r.pod_info.key, r.node if fits else None, message, fits,
                                              node_reasons(r.result)))
         if fits and r.node is not None:

@@ -42,6 +42,12 @@ class Candidate:
     num_pdb_violations: int = 0
 
 
+def coscheduling_hold(namespace: str, group: str) -> str:
+    """The key a Coscheduling group's pods wait on while it preempts (its PodGroup is scheduler-plugins',
+    which this plugin does not read; its pods name it by label)."""
+    return f"scheduling.x-k8s.io/{namespace}/{group}"
+
+
 class Executor:
     def __init__(self, handle: Handle) -> None:
         self.handle = handle

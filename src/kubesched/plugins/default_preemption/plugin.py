@@ -44,10 +44,11 @@ from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.model.coscheduling import POD_GROUP_LABEL
 from kubesched.model.objects import Pod
 from kubesched.plugins.default_preemption.args import DefaultPreemptionArgs, typed
 from kubesched.plugins.default_preemption.executor import Candidate as Candidate  # re-exported: the type of a result
-from kubesched.plugins.default_preemption.executor import Executor
+from kubesched.plugins.default_preemption.executor import Executor, coscheduling_hold
 from kubesched.plugins.default_preemption.pdb import Budget, NoPDBs, PDBLister, budgets, split_by_violation
 
 NAME = "DefaultPreemption"
@@ -184,6 +185,10 @@ class DefaultPreemption:
                 if self.executor.running_preemption(group.metadata.uid):
                     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_GROUP)
                 return None
+        co_group = pod.metadata.labels.get(POD_GROUP_LABEL)
+        if co_group and self.executor.running_preemption(coscheduling_hold(pod.metadata.namespace, co_group)):
+            # A Coscheduling group's members, those created since the preemption began included.
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_GROUP)
         if self.executor.running_preemption(pod.metadata.uid):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING)
         return None
