@@ -201,10 +201,10 @@ class PodGroupPreemption:
         pdb_violations = sum(violations.get(id(v), 0) for v in to_preempt)
         preempted = [p for v in to_preempt for p in v.pods]
         executor = _executor(profile)
-        held = [preemptor.hold or preemptor.uid]
+        held = preemptor.hold or preemptor.uid
         if executor is not None and any(p.pod.metadata.deletion_timestamp is None for p in preempted):
             # Held from now on: the writes start only after the cycle.
-            executor.hold(*held)
+            executor.hold(held)
         self.spawn(self._actuate(executor, preemptor, held, members[0], preempted),
                    f"podgroup-preemption/{preemptor.key}")
         log.info("preempting for a pod group", extra={"podGroup": preemptor.key,
@@ -252,7 +252,7 @@ class PodGroupPreemption:
             out.append(Victim(pods, priority, is_group=True))
         return out
 
-    async def _actuate(self, executor: Executor | None, preemptor: GroupPreemptor, held: list[str], pod: Pod,
+    async def _actuate(self, executor: Executor | None, preemptor: GroupPreemptor, held: str, pod: Pod,
                        victims: list[PodInfo]) -> None:
         """PreemptPod for each victim: the DisruptionTarget condition, then the deletion and its
         Preempted event; the group's pods wait at DefaultPreemption's PreEnqueue meanwhile. A

@@ -124,17 +124,16 @@ class Executor:
             if failed:
                 self.handle.activate((preemptor,))
 
-    def hold(self, *uids: str) -> None:
-        """Mark preemptors `uids` (pods, or a PodGroup for pod-group preemption) as preempting."""
+    def hold(self, uid: str) -> None:
+        """Mark preemptor `uid` (a pod, or a PodGroup for pod-group preemption) as preempting."""
         if len(self.running) > _RUNNING_KEEP:
             self.running = {u: last for u, last in self.running.items() if not self._done(last)}
-        for uid in uids:
-            self.running[uid] = None
+        self.running[uid] = None
 
-    async def preempt_victims(self, uids: Sequence[str], key: str, victims: Sequence[PodInfo], condition: str,
-                              message: str, preemptor: Pod) -> bool:
-        """For preemptors marked with `hold`: PreemptPod for each victim not terminating yet, all
-        but the last at once, then the last, the preemptors held until that one is terminating;
+    async def preempt_victims(self, uid: str, key: str, victims: Sequence[PodInfo], condition: str, message: str,
+                              preemptor: Pod) -> bool:
+        """For a preemptor marked with `hold`: PreemptPod for each victim not terminating yet, all
+        but the last at once, then the last, the preemptor held until that one is terminating;
         whether every victim went."""
         victims = [v for v in victims if v.pod.metadata.deletion_timestamp is None]
         done = False
@@ -144,14 +143,12 @@ class Executor:
             *first, last = victims
             if not await self._preempt_all(key, first, condition, message, preemptor):
                 return False
-            for uid in uids:
-                self.running[uid] = last.key
+            self.running[uid] = last.key
             done = await self._preempt_one(key, last, condition, message, preemptor)
             return done
         finally:
             if not done:
-                for uid in uids:
-                    self.running.pop(uid, None)
+                self.running.pop(uid, None)
 
     async def _clear_nominations(self, key: str, demoted: Sequence[Pod]) -> bool:
         """clearNominatedNodeName: each pod's nomination cleared, even after one failed; whether all were."""
