@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kubesched_dev.bench.gates import plane_flags
 from kubesched_dev.bench.perf import config
 
 CONFIG = """
@@ -131,10 +132,13 @@ def test_unimplemented_operation_refused_by_name(tmp_path: Path) -> None:
                  "skipWaitToCompletion and steadyState cannot be true at the same time", id="steady-skip-wait"),
     pytest.param("{opcode: createPods, count: 1, steadyState: true, duration: 5 s}", "invalid duration",
                  id="steady-bad-duration"),
-    pytest.param("{opcode: createPods, count: 1, persistentVolumeTemplatePath: pv.yaml}",
-                 "createPods with persistentVolumeTemplatePath is not implemented", id="pv-template"),
-    pytest.param("{opcode: createNodes, count: 1, nodeAllocatableStrategy: {nodeAllocatable: {}}}",
-                 "createNodes with nodeAllocatableStrategy is not implemented", id="allocatable-strategy"),
+    pytest.param("{opcode: createPods, count: 1, persistentVolumeClaimTemplatePath: pvc.yaml}",
+                 "createPods: persistentVolumeTemplatePath must be set with persistentVolumeClaimTemplatePath",
+                 id="claim-template-without-volume-template"),
+    pytest.param("{opcode: createPods, count: 1, steadyState: true, duration: 1s, "
+                 "persistentVolumeClaimTemplatePath: pvc.yaml, persistentVolumeTemplatePath: pv.yaml}",
+                 "createPods with steadyState and persistentVolumeClaimTemplatePath is not implemented",
+                 id="steady-state-with-volumes"),
 ])
 def test_operation_checks(tmp_path: Path, op: str, match: str) -> None:
     with pytest.raises(config.ConfigError, match=match):
@@ -156,7 +160,7 @@ def test_steady_state_with_duration_unrolls(tmp_path: Path) -> None:
     pytest.param({"GenericWorkload": False}, ("GenericWorkload=false", ""), id="off"),
 ])
 def test_plane_flags(gates: dict[str, bool], want: tuple[str, str]) -> None:
-    assert config.plane_flags(gates) == want
+    assert plane_flags(gates) == want
 
 
 @pytest.mark.parametrize(("selector", "want"), [

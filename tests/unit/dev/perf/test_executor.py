@@ -9,9 +9,11 @@ from typing import Any
 import orjson
 import pytest
 
+from kubesched.api import ApiError
 from kubesched.api.client import Response
 from kubesched_dev.bench.perf import executor as ex_mod
-from kubesched_dev.bench.perf.config import UnsupportedOperation, parse_duration
+from kubesched_dev.bench.perf import volumes
+from kubesched_dev.bench.perf.config import parse_duration
 from kubesched_dev.bench.perf.executor import Executor
 from kubesched_dev.bench.perf.informer import PodInformer, PodState
 
@@ -38,6 +40,8 @@ class FakeClient:
         self.requests.append((method, path, params, body))
         if method == "GET" and path in DISCOVERY:
             return Response(200, orjson.dumps(DISCOVERY[path]))
+        if method == "GET" and path.startswith("/apis/storage.k8s.io/v1/csinodes/"):
+            return Response(404, b"{}")
         if method == "GET" and path == "/api/v1/nodes":
             return Response(200, orjson.dumps({"items": [{"metadata": {"name": n}} for n in sorted(self.nodes)]}))
         if method == "POST":
@@ -106,6 +110,40 @@ def test_create_nodes_default_template_and_label_strategy() -> None:
     assert ex.next_node == 4
 
 
+def test_create_nodes_retries_a_name_taken_with_a_new_one() -> None:
+    class Colliding(FakeClient):
+        async def request(self, method: str, path: str, **kw: Any) -> Response:
+            if method == "POST" and path == "/api/v1/nodes" and len(self.posts("/api/v1/nodes")) == 0:
+                self.requests.append((method, path, None, kw.get("body")))
+                return Response(409, b'{"kind":"Status","reason":"AlreadyExists"}')
+            return await super().request(method, path, **kw)
+
+    client = Colliding()
+    run(_ex(client).run([{"opcode": "createNodes", "index": 0, "count": 3}]))
+    assert len(client.nodes) == 3
+    names = [b["metadata"]["name"] for b in client.posts("/api/v1/nodes")]
+    assert len(names) == 4
+    assert len(set(names)) == 4  # the retry drew another name
+
+
+def test_create_nodes_gives_up_after_five_attempts(tmp_path: Path) -> None:
+    t = tmp_path / "node.yaml"
+    t.write_text("apiVersion: v1\nkind: Node\nmetadata:\n  name: fixed\n")
+
+    class Taken(FakeClient):
+        async def request(self, method: str, path: str, **kw: Any) -> Response:
+            if method == "POST" and path == "/api/v1/nodes":
+                self.requests.append((method, path, None, kw.get("body")))
+                return Response(409, b'{"kind":"Status","reason":"AlreadyExists","message":"taken"}')
+            return await super().request(method, path, **kw)
+
+    client = Taken()
+    with pytest.raises(ExceptionGroup) as e:
+        run(_ex(client).run([{"opcode": "createNodes", "index": 0, "count": 1, "nodeTemplatePath": str(t)}]))
+    assert e.group_contains(ApiError, match="409 AlreadyExists")
+    assert len(client.posts("/api/v1/nodes")) == 5
+
+
 def test_create_nodes_from_template(tmp_path: Path) -> None:
     t = tmp_path / "node.yaml"
     t.write_text("apiVersion: v1\nkind: Node\nmetadata:\n  name: n-{{.Index}}-of-{{.Count}}\n")
@@ -114,10 +152,33 @@ def test_create_nodes_from_template(tmp_path: Path) -> None:
     assert sorted(b["metadata"]["name"] for b in client.posts("/api/v1/nodes")) == ["n-0-of-2", "n-1-of-2"]
 
 
-def test_create_nodes_allocatable_strategy_refused() -> None:
-    with pytest.raises(UnsupportedOperation, match="createNodes with nodeAllocatableStrategy"):
-        run(_ex(FakeClient()).run([{"opcode": "createNodes", "index": 0, "count": 1,
-                                    "nodeAllocatableStrategy": {"nodeAllocatable": {}}}]))
+def test_create_nodes_allocatable_strategy_patches_nodes_and_creates_csinodes() -> None:
+    # volumes/performance-config.yaml's SchedulingMigratedInTreePVs strategy, as NodeAllocatableStrategy applies it.
+    strategy = {"nodeAllocatable": {"attachable-volumes-csi-ebs.csi.aws.com": "39"},
+                "csiNodeAllocatable": {"ebs.csi.aws.com": {"count": 39}},
+                "migratedPlugins": ["kubernetes.io/aws-ebs"]}
+    client = FakeClient()
+    run(_ex(client).run([{"opcode": "createNodes", "index": 0, "count": 2, "nodeAllocatableStrategy": strategy}]))
+    patches = [(p, b) for m, p, _, b in client.requests if m == "PATCH"]
+    assert [p.rsplit("/", 1)[1] for p, _ in patches] == sorted(client.nodes)
+    assert patches[0][1] == {"status": {"allocatable": {"attachable-volumes-csi-ebs.csi.aws.com": "39"}}}
+    csinodes = client.posts("/apis/storage.k8s.io/v1/csinodes")
+    assert sorted(c["metadata"]["name"] for c in csinodes) == sorted(client.nodes)
+    c = csinodes[0]
+    assert c["metadata"]["annotations"] == {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"}
+    assert c["spec"]["drivers"] == [{"name": "ebs.csi.aws.com", "allocatable": {"count": 39},
+                                     "nodeID": c["metadata"]["name"]}]
+
+
+def test_allocatable_strategy_updates_an_existing_csinode() -> None:
+    strategy = {"csiNodeAllocatable": {"ebs.csi.aws.com": {"count": 39}, "other": {"count": 1}}}
+    existing = {"metadata": {"name": "n", "annotations": {"a": "b"}, "resourceVersion": "5"},
+                "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "n", "allocatable": {"count": 2}}]}}
+    got = volumes.updated_csi_node(strategy, existing)
+    assert got["spec"]["drivers"] == [{"name": "ebs.csi.aws.com", "nodeID": "n", "allocatable": {"count": 39}},
+                                      {"name": "other", "allocatable": {"count": 1}}]
+    assert got["metadata"]["annotations"] == {"a": "b", "storage.alpha.kubernetes.io/migrated-plugins": ""}
+    assert got["metadata"]["resourceVersion"] == "5"
 
 
 def test_create_pods_waits_for_scheduled_and_collects(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -162,10 +223,51 @@ def test_create_pods_default_pod_when_no_template() -> None:
     assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "100m", "memory": "500Mi"}
 
 
-@pytest.mark.parametrize("key", ["persistentVolumeClaimTemplatePath", "persistentVolumeTemplatePath"])
-def test_create_pods_unimplemented_options_refused(key: str) -> None:
-    with pytest.raises(UnsupportedOperation, match=f"createPods with {key}"):
-        run(_ex(FakeClient()).run([{"opcode": "createPods", "index": 0, "count": 1, key: True}]))
+@pytest.mark.parametrize(("source", "volume_key", "want"), [
+    pytest.param("awsElasticBlockStore: {volumeID: <volume-id>}", "awsElasticBlockStore",
+                 {"volumeID": "vol-1"}, id="in-tree-aws"),
+    pytest.param("csi: {driver: ebs.csi.aws.com}", "csi",
+                 {"driver": "ebs.csi.aws.com", "volumeHandle": "namespace-0-vol-1"}, id="csi"),
+])
+def test_create_pods_with_volume_templates(tmp_path: Path, source: str, volume_key: str, want: Any) -> None:
+    # CreatePodWithPersistentVolume with bindVolume: claim pvc-i, then its status, then volume
+    # <ns>-vol-i pre-bound to it, then its status, then the pod with only that claim as its volume.
+    (tmp_path / "pv.yaml").write_text("apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n"
+                                      f"  capacity: {{storage: 1Gi}}\n  {source}\n")
+    (tmp_path / "pvc.yaml").write_text("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  annotations:\n"
+                                       "    pv.kubernetes.io/bind-completed: 'true'\n"
+                                       "spec:\n  accessModes: [ReadOnlyMany]\n")
+    client = FakeClient()
+    informer = FakeInformer()
+    for i in range(2):
+        informer.add("namespace-0", f"p{i}", node="n")
+    run(_ex(client, informer).run([{"opcode": "createPods", "index": 0, "count": 2,
+                                    "persistentVolumeTemplatePath": str(tmp_path / "pv.yaml"),
+                                    "persistentVolumeClaimTemplatePath": str(tmp_path / "pvc.yaml")}]))
+    claims = sorted(client.posts("/namespaces/namespace-0/persistentvolumeclaims"),
+                    key=lambda c: c["metadata"]["name"])
+    assert [(c["metadata"]["name"], c["spec"]["volumeName"]) for c in claims] == \
+        [("pvc-0", "namespace-0-vol-0"), ("pvc-1", "namespace-0-vol-1")]
+    assert claims[0]["metadata"]["annotations"] == {"pv.kubernetes.io/bind-completed": "true"}
+    pvs = sorted(client.posts("/api/v1/persistentvolumes"), key=lambda v: v["metadata"]["name"])
+    assert pvs[1]["metadata"]["name"] == "namespace-0-vol-1"
+    assert pvs[1]["spec"][volume_key] == want
+    ref = pvs[1]["spec"]["claimRef"]
+    assert (ref["kind"], ref["namespace"], ref["name"], ref["apiVersion"]) == \
+        ("PersistentVolumeClaim", "namespace-0", "pvc-1", "v1")
+    statuses = [(p, b) for m, p, _, b in client.requests if m == "PATCH"]
+    assert sorted(p for p, _ in statuses) == [
+        "/api/v1/namespaces/namespace-0/persistentvolumeclaims/pvc-0/status",
+        "/api/v1/namespaces/namespace-0/persistentvolumeclaims/pvc-1/status",
+        "/api/v1/persistentvolumes/namespace-0-vol-0/status", "/api/v1/persistentvolumes/namespace-0-vol-1/status"]
+    assert all(b == {"status": {"phase": "Bound"}} for _, b in statuses)
+    pods = client.posts("/namespaces/namespace-0/pods")
+    assert sorted(p["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] for p in pods) == ["pvc-0", "pvc-1"]
+    assert all(len(p["spec"]["volumes"]) == 1 for p in pods)
+    # each pair is made before its pod, claim before volume
+    order = [p for m, p, _, _ in client.requests if m == "POST"]
+    assert order.index("/api/v1/namespaces/namespace-0/persistentvolumeclaims") \
+        < order.index("/api/v1/persistentvolumes") < order.index("/api/v1/namespaces/namespace-0/pods")
 
 
 def test_skip_wait_then_barrier_attempted_and_scheduled() -> None:

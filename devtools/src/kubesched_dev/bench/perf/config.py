@@ -27,8 +27,7 @@ IMPLEMENTED = frozenset({"allocResourceClaims", "createAny", "createNodes", "cre
                          "createPodSets", "createPodGroups", "createResourceClaims", "deletePods", "churn", "updateAny",
                          "barrier", "sleep", "startCollectingMetrics", "stopCollectingMetrics"})
 # Options of implemented operations this runner does not implement: refused by name with the workload.
-UNSUPPORTED_OPTIONS = {"createNodes": ("nodeAllocatableStrategy",),
-                       "createPods": ("persistentVolumeClaimTemplatePath", "persistentVolumeTemplatePath")}
+UNSUPPORTED_OPTIONS: dict[str, tuple[str, ...]] = {}
 PATH_FIELDS = ("templatePath", "nodeTemplatePath", "podTemplatePath", "namespaceTemplatePath",
                "persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath")
 
@@ -258,12 +257,24 @@ def _patch(op: dict[str, Any], p: _Params) -> dict[str, Any]:
         op["templateParams"] = p.template(op["templateParams"])
     if code == "createPods":
         _check_steady_state(op)
+        _check_volumes(op)
     for key in UNSUPPORTED_OPTIONS.get(code, ()):
         if op.get(key):
             raise UnsupportedOperation(f"{code} with {key} is not implemented by this runner")
     if code == "barrier":
         op.setdefault("stageRequirement", "Scheduled")
     return op
+
+
+def _check_volumes(op: dict[str, Any]) -> None:
+    if not op.get("persistentVolumeClaimTemplatePath"):
+        return  # getPodStrategy: a volume template without a claim template is not read
+    if not op.get("persistentVolumeTemplatePath"):
+        raise ConfigError("createPods: persistentVolumeTemplatePath must be set with persistentVolumeClaimTemplatePath")
+    if op.get("steadyState"):
+        # Upstream's steady state would create claim pvc-0 for every replacement pod.
+        raise UnsupportedOperation("createPods with steadyState and persistentVolumeClaimTemplatePath "
+                                   "is not implemented by this runner")
 
 
 def _check_steady_state(op: dict[str, Any]) -> None:
@@ -313,22 +324,6 @@ def unroll(tc: TestCase, w: Workload) -> list[dict[str, Any]]:
 
 def feature_gates(tc: TestCase, w: Workload) -> dict[str, bool]:
     return {**tc.feature_gates, **w.feature_gates}
-
-
-# The API versions mustSetupCluster serves for a feature: scheduler_perf's apiserver runs with
-# --runtime-config naming them.
-RUNTIME_CONFIG = {"DynamicResourceAllocation": ("resource.k8s.io/v1", "resource.k8s.io/v1beta2",
-                                                "resource.k8s.io/v1beta1", "resource.k8s.io/v1alpha3"),
-                  "GenericWorkload": ("scheduling.k8s.io/v1beta1",)}
-
-
-def plane_flags(gates: dict[str, bool]) -> tuple[str, str]:
-    """--feature-gates and --runtime-config for the plane, as scheduler_perf's in-process
-    apiserver gets them: the workload's gates (upstream sets them process-wide, so the apiserver
-    and the controllers have them too) and the API versions those features need."""
-    fg = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
-    rc = ",".join(f"{gv}=true" for feature, gvs in RUNTIME_CONFIG.items() if gates.get(feature) for gv in gvs)
-    return fg, rc
 
 
 def node_count(ops: list[dict[str, Any]]) -> int:

@@ -23,12 +23,13 @@ import orjson
 
 from kubesched.api import ApiClient, ApiError
 from kubesched.api.client import MERGE_PATCH
-from kubesched_dev.bench.perf import claims, objects, pod_ops
+from kubesched_dev.bench.perf import claims, objects, pod_ops, volumes
 from kubesched_dev.bench.perf.config import UnsupportedOperation, parse_duration
 from kubesched_dev.bench.perf.informer import PodInformer, PodState, labels_match
 from kubesched_dev.bench.perf.sampler import SAMPLE_INTERVAL_S, ThroughputSampler
 
 CREATE_PARALLELISM = 30
+CREATE_NODE_RETRIES = 5  # node_util.go createNodeRetries
 WAIT_TIMEOUT_S = 600.0
 POLL_S = 1.0
 @dataclass
@@ -134,25 +135,37 @@ class Executor:
     # --- nodes and namespaces ------------------------------------------------------------------
 
     async def _op_createNodes(self, op: dict[str, Any]) -> None:
-        self._refuse(op, "nodeAllocatableStrategy")
         count = int(op.get("count", 0))
         path = op.get("nodeTemplatePath")
         params = op.get("templateParams") or {}
         prefix = f"node-{op['index']}-"
 
         async def make(i: int) -> None:
-            node = objects.from_template(path, {**params, "Index": i, "Count": count}) if path \
-                else objects.base_node(prefix)
-            body = objects.named_node(node)
-            await self.client.call("POST", "/api/v1/nodes", body=body)
+            # PrepareNodes retries any failed create, drawing a new random name each time: five
+            # random letters collide now and then among thousands of nodes (409 AlreadyExists).
+            for attempt in range(CREATE_NODE_RETRIES):
+                node = objects.from_template(path, {**params, "Index": i, "Count": count}) if path \
+                    else objects.base_node(prefix)
+                resp = await self.client.request("POST", "/api/v1/nodes", body=objects.named_node(node))
+                if resp.ok:
+                    return
+                if attempt == CREATE_NODE_RETRIES - 1:
+                    raise ApiError.from_response(resp.status, resp.body, method="POST", path="/api/v1/nodes")
 
         self.progress(f"  createNodes: {count} node(s)")
         await self._parallel(count, make, CREATE_PARALLELISM)
-        label = op.get("labelNodePrepareStrategy")
-        unique = op.get("uniqueNodeLabelStrategy")
-        if label or unique:
+        # getNodePreparer: one strategy, nodeAllocatableStrategy before the label ones.
+        allocatable = op.get("nodeAllocatableStrategy")
+        label = None if allocatable else op.get("labelNodePrepareStrategy")
+        unique = None if allocatable or label else op.get("uniqueNodeLabelStrategy")
+        if allocatable or label or unique:
             names = [n["metadata"]["name"] for n in orjson.loads(await self.client.get("/api/v1/nodes"))["items"]]
             mine = names[self.next_node:self.next_node + count]
+        if allocatable:
+            self.progress(f"  createNodes: CSINodes for {len(mine)} node(s)")
+            await self._parallel(len(mine), lambda i: volumes.prepare_node(self.client, allocatable, mine[i]),
+                                 CREATE_PARALLELISM)
+        elif label or unique:
             values = itertools.cycle(label["labelValues"]) if label else None
             patches = []
             for name in mine:
@@ -177,9 +190,12 @@ class Executor:
     # --- pods ----------------------------------------------------------------------------------
 
     async def _op_createPods(self, op: dict[str, Any]) -> None:
-        self._refuse(op, "persistentVolumeClaimTemplatePath", "persistentVolumeTemplatePath")
         ns = op.get("namespace") or f"namespace-{op['index']}"
         await self._create_namespace(ns)
+        storage = None
+        if op.get("persistentVolumeClaimTemplatePath"):  # getPodStrategy: the claim template decides
+            storage = volumes.PodVolumes(self.client, ns, op["persistentVolumeClaimTemplatePath"],
+                                         op["persistentVolumeTemplatePath"])
         count = int(op.get("count", 0))
         if op.get("collectMetrics"):
             if op.get("skipWaitToCompletion"):
@@ -193,7 +209,8 @@ class Executor:
                 self.client, self.informer, ns, count, parse_duration(d) if isinstance(d, str) else float(d),
                 lambda n: self.create_pods(ns, n, template, params, batch, quiet=n == 1), self.progress)
         else:
-            await self.create_pods(ns, count, template, params, batch)
+            await self.create_pods(ns, count, template, params, batch,
+                                   attach=storage.attach if storage is not None else None)
             if op.get("skipWaitToCompletion"):
                 self.pending[ns] = self.pending.get(ns, 0) + count
             else:
@@ -202,7 +219,8 @@ class Executor:
             await self._stop_collecting()
 
     async def create_pods(self, ns: str, count: int, template: str | None, params: dict[str, Any],
-                          batch: int, quiet: bool = False) -> None:
+                          batch: int, quiet: bool = False,
+                          attach: Callable[[int, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None) -> None:
         if not quiet:
             self.progress(f"  createPods: {count} pod(s) in {ns}")
         path = f"/api/v1/namespaces/{ns}/pods"
@@ -212,6 +230,8 @@ class Executor:
                 else objects.base_pod()
             if template:
                 objects.signature(pod, i, batch)
+            if attach is not None:
+                pod = await attach(i, pod)
             for attempt in range(5):  # CreatePodWithRetries: transient errors are retried
                 resp = await self.client.request("POST", path, body=pod)
                 if resp.ok or resp.status == 409:

@@ -24,6 +24,7 @@ from typing import Any
 
 from kubesched.api import ApiClient, load_config
 from kubesched_dev.bench.contenders import STARTERS, RunContext, Running, warm_bytecode
+from kubesched_dev.bench.gates import plane_flags
 from kubesched_dev.bench.perf import config, sampler
 from kubesched_dev.bench.perf.executor import Collection, Executor
 from kubesched_dev.bench.perf.informer import PodInformer
@@ -153,7 +154,7 @@ def run_one(p: Plan, contender: str, rnd: int, out: Path, progress: Progress) ->
         if "ready in" in msg or "failed" in msg or "stale" in msg:
             progress(f"  plane: {msg}")
 
-    fg, rc = config.plane_flags(gates)
+    fg, rc = plane_flags(gates)
     cluster = plane.up(name, Topology("scheduler-perf", ()), default_scheduler=False, progress=plane_progress,
                        feature_gates=fg, runtime_config=rc)
     try:
