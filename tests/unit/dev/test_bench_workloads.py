@@ -95,6 +95,38 @@ def test_pv_plan_pins_each_claim_to_one_node_round_robin() -> None:
         {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-1"]}]}]
 
 
+def test_gang_batch_plan_has_a_pod_group_a_gang_and_pods_naming_it() -> None:
+    plan = build("gang-batch", 5, 25)
+    assert plan.group_size == 5  # the default gang of 10, capped at the node count
+    plan = build("gang-batch", 50, 25)
+    assert plan.group_size == 10
+    assert workloads.group_sizes(plan) == [10, 10, 5]
+    groups = [o.body for o in plan.setup]
+    assert [o.path for o in plan.setup] == ["/apis/scheduling.k8s.io/v1beta1/namespaces/bench/podgroups"] * 3
+    assert [(g["metadata"]["name"], g["spec"]["schedulingPolicy"]["gang"]["minCount"]) for g in groups] == [
+        ("gang-0", 10), ("gang-1", 10), ("gang-2", 5)]
+    pod = plan.manifest(plan.names[24], "bench-kubesched")
+    assert _spec(pod)["schedulingGroup"] == {"podGroupName": "gang-2"}
+    assert _spec(pod)["schedulerName"] == "bench-kubesched"
+    assert _spec(pod)["containers"][0]["resources"] == {"requests": {"cpu": "100m", "memory": "100Mi"}}
+    assert dict(workloads.KINDS["gang-batch"].feature_gates) == {"GenericWorkload": True}
+    with pytest.raises(WorkloadError, match="knows no gangs"):
+        workloads.contenders_for("gang-batch", ["limit"], ("limit",))
+
+
+@pytest.mark.parametrize(("placed", "ok", "text"), [
+    pytest.param(25, True, "every gang whole or not placed (3/3 whole)", id="all-placed"),
+    pytest.param(20, True, "every gang whole or not placed (2/3 whole)", id="last-gang-not-placed"),
+    pytest.param(15, False, "1 violation(s) of every gang whole or not placed (1/3 whole): "
+                 "gang gang-1: 5 of 10 pods placed", id="half-a-gang"),
+])
+def test_gangs_whole_check(placed: int, ok: bool, text: str) -> None:
+    plan = build("gang-batch", 50, 25)
+    v = validity.check(plan, dict.fromkeys(plan.names[:placed], "node-0"))
+    assert v is not None
+    assert (v.ok, v.message()) == (ok, text)
+
+
 @pytest.mark.parametrize(("kind", "nodes", "pods", "group", "field"), [
     pytest.param("nope", 1, 1, None, "--workload", id="unknown-workload"),
     pytest.param("preemption", 5, 6, None, "--pods", id="more-preemptors-than-nodes"),

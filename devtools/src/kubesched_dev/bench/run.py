@@ -17,6 +17,7 @@ from pathlib import Path
 from kubesched.api import ApiClient, load_config
 from kubesched_dev.bench import apimetrics, capacity, restart, setup, stats, validity, workload, workloads
 from kubesched_dev.bench.contenders import STARTERS, RunContext, Running, warm_bytecode
+from kubesched_dev.bench.gates import plane_flags
 from kubesched_dev.bench.pending import pending_summary, pods_left
 from kubesched_dev.bench.procstat import Window
 from kubesched_dev.bench.report import RunResult
@@ -115,10 +116,13 @@ def run_one(contender: str, rnd: int, opts: Options, progress: Progress, plan: P
         if "ready in" in msg or "failed" in msg or "stale" in msg:
             progress(f"  plane: {msg}")
 
-    cluster = plane.up(name, plan.topology, default_scheduler=False, progress=plane_progress)
+    gates = dict(workloads.KINDS[plan.workload].feature_gates)
+    fg, rc = plane_flags(gates)
+    cluster = plane.up(name, plan.topology, default_scheduler=False, progress=plane_progress,
+                       feature_gates=fg, runtime_config=rc)
     try:
         profile_to = opts.out / f"kubesched-{rnd}-profile" if opts.profile and contender == "kubesched" else None
-        ctx = RunContext(cluster, f"bench-{contender}", workdir, profile_to)
+        ctx = RunContext(cluster, f"bench-{contender}", workdir, profile_to, feature_gates=gates)
         asyncio.run(_measure(contender, ctx, opts, result, progress, plan))
     except Exception as e:
         while isinstance(e, ExceptionGroup) and len(e.exceptions) == 1:

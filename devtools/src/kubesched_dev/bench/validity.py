@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from kubesched_dev.bench.workloads import Plan
+from kubesched_dev.bench.workloads import Plan, group_sizes, pod_group_name
 
 MAX_LISTED = 5  # violations named in the message; the count says how many in all
 
@@ -42,7 +42,19 @@ def check(plan: Plan, placements: dict[str, str], fill_left: dict[str, str] | No
         return preemption(plan, placements, fill_left or {})
     if plan.workload == "pv":
         return volumes(plan, placements)
+    if plan.workload == "gang-batch":
+        return gangs_whole(plan, placements)
     return None
+
+
+def gangs_whole(plan: Plan, placements: dict[str, str]) -> Validity:
+    """Every gang placed whole or not at all (all-or-nothing: minCount is the group's size)."""
+    placed = Counter(plan.group_of(p) for p in placements if p in plan.index)
+    sizes = group_sizes(plan)
+    violations = [f"gang {pod_group_name(g)}: {placed[g]} of {size} pods placed"
+                  for g, size in enumerate(sizes) if 0 < placed[g] < size]
+    whole = sum(1 for g, size in enumerate(sizes) if placed[g] == size)
+    return Validity(not violations, f"every gang whole or not placed ({whole}/{len(sizes)} whole)", violations)
 
 
 def _groups(plan: Plan, placements: dict[str, str]) -> dict[int, list[str]]:

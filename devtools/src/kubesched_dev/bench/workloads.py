@@ -13,6 +13,12 @@ Shaped after kube-scheduler's test/integration/scheduler_perf (nodes of 4 CPU / 
   4 CPU), then priority-10 pods of 3000m, at most one a node: each one must preempt three.
 - pv: SchedulingInTreePVs/CSIPVs with node affinity: one pre-bound claim per pod, its static
   `local` PV pinned to one node (round-robin), so each pod has exactly one feasible node.
+- gang-batch: scheduler_perf's GangScheduling objects (a PodGroup of the Workload API per group,
+  gang policy with minCount = the group's size; pods of upstream's gang-pod template naming it in
+  spec.schedulingGroup), all created before the contender starts, as the basic workload's pods are:
+  the contender's own rate, where `--workload gang` (upstream's runner, pods created while it
+  schedules) is held by how fast this machine creates pods. Plane and contenders with
+  GenericWorkload=true.
 """
 
 from __future__ import annotations
@@ -58,6 +64,8 @@ class Kind:
     # retried pod's time is its retry's). So throughput counts from the contender's readiness, not
     # from its first bind, and victims leaving count as progress against the stall limit.
     first_pass: bool = False
+    feature_gates: tuple[tuple[str, bool], ...] = ()  # for the plane and the contender
+    default_group: int = GROUP_SIZE  # --group-size when not given (capped at the node count)
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
@@ -70,6 +78,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          limit_ok=False, first_pass=True),
     Kind("pv", "one pre-bound claim per pod, its PV pinned to one node", (1000, 2000), (50, 200),
          limit_ok=False),
+    Kind("gang-batch", "PodGroups with a gang of minCount = the group size (Workload API), "
+         "the pods created before the contender starts", (1000, 3000), (50, 500), limit_ok=False,
+         grouped=True, feature_gates=(("GenericWorkload", True),), default_group=10),
 )}
 NAMES = tuple(KINDS)
 
@@ -130,7 +141,7 @@ def build(kind: str, nodes: int, pods: int, group_size: int | None = None) -> Pl
     if not KINDS[kind].grouped:
         group = 0
     else:
-        group = min(GROUP_SIZE, nodes) if group_size is None else group_size
+        group = min(KINDS[kind].default_group, nodes) if group_size is None else group_size
         if group < 1:
             raise WorkloadError(f"--group-size: Invalid value: {group}: must be at least 1")
     if kind == "anti-affinity" and group > nodes:
@@ -150,6 +161,8 @@ def build(kind: str, nodes: int, pods: int, group_size: int | None = None) -> Pl
         _plan_preemption(plan)
     elif kind == "pv":
         _plan_pv(plan)
+    elif kind == "gang-batch":
+        _plan_gangs(plan)
     return plan
 
 
@@ -258,6 +271,33 @@ def _plan_pv(plan: Plan) -> None:
     plan.manifest = pv_pod
 
 
+def pod_group_name(group: int) -> str:
+    return f"gang-{group}"
+
+
+def group_sizes(plan: Plan) -> list[int]:
+    """Pods in each group, in order: the last one takes what is left."""
+    full, rest = divmod(plan.pods, plan.group_size)
+    return [plan.group_size] * full + ([rest] if rest else [])
+
+
+def gang_pod(name: str, scheduler_name: str, group: int) -> dict[str, Any]:
+    # upstream's podgroup/gangscheduling/templates/gang-pod.yaml: 100m / 100Mi, no limits
+    pod = workload.pod_manifest(name, scheduler_name)
+    pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "100Mi"}}
+    return _with(pod, {GROUP_LABEL: f"g{group}"}, schedulingGroup={"podGroupName": pod_group_name(group)})
+
+
+def _plan_gangs(plan: Plan) -> None:
+    path = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{workload.NAMESPACE}/podgroups"
+    for g, size in enumerate(group_sizes(plan)):
+        plan.setup.append(SetupObject(path, {
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": pod_group_name(g), "namespace": workload.NAMESPACE},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": size}}}}))
+    plan.manifest = lambda name, sched: gang_pod(name, sched, plan.group_of(name))
+
+
 def parse_kinds(value: str) -> list[str]:
     kinds = [v.strip() for v in value.split(",") if v.strip()]
     bad = [k for k in kinds if k not in KINDS]
@@ -275,6 +315,10 @@ def contenders_for(kind: str, given: list[str] | None, default: tuple[str, ...])
         return [c for c in default if c != "limit"]
     if "limit" in given:
         raise WorkloadError(f"--contenders: limit cannot run the {kind} workload: a logic-free round-robin "
-                            f"binder {'does not preempt' if kind == 'preemption' else 'ignores volumes'}, so "
+                            f"binder {_limit_lacks(kind)}, so "
                             "its placements are invalid; leave it out")
     return list(given)
+
+
+def _limit_lacks(kind: str) -> str:
+    return {"preemption": "does not preempt", "gang-batch": "knows no gangs"}.get(kind, "ignores volumes")
