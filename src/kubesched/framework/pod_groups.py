@@ -48,6 +48,11 @@ class PodGroupManager(Protocol):
 
     def state(self, namespace: str, name: str) -> PodGroupState: ...
 
+    def members_count(self, namespace: str, name: str) -> int:
+        """state(...).all_pods_count() without reading each member's state: PreEnqueue asks it for every
+        gated member each time one more arrives."""
+        ...
+
 
 class NoPodGroups:
     """Without the GenericWorkload gate: no PodGroup is ever known."""
@@ -57,3 +62,6 @@ class NoPodGroups:
 
     def state(self, namespace: str, name: str) -> PodGroupState:
         return PodGroupState()
+
+    def members_count(self, namespace: str, name: str) -> int:
+        return 0

@@ -25,8 +25,9 @@ def test_members_are_unscheduled_assumed_or_assigned() -> None:
     assert ([p.metadata.name for p in state.unscheduled], [p.metadata.name for p in state.assumed],
             [p.metadata.name for p in state.assigned]) == (["w"], ["a"], ["b"])
     assert (state.all_pods_count(), state.scheduled_pods_count()) == (3, 2)
+    assert states.members_count("default", "pg") == 3
     states.remove_pod(waiting)
-    assert states.state("default", "pg").all_pods_count() == 2
+    assert states.state("default", "pg").all_pods_count() == states.members_count("default", "pg") == 2
     assert states.pod_group("default", "pg") is not None
     assert states.pod_group("default", "missing") is None
-    assert states.state("default", "missing").all_pods_count() == 0
+    assert states.state("default", "missing").all_pods_count() == states.members_count("default", "missing") == 0

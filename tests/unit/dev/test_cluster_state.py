@@ -34,3 +34,18 @@ def test_odd_state_files_are_left_out_of_the_list(state_home: Path, text: str) -
     _write(state_home, "odd", text)
     _write(state_home, "good", json.dumps({"name": "good", "dir": "/y"}))
     assert [c.name for c in plane.list_clusters()] == ["good"]
+
+
+@pytest.mark.parametrize(("off", "want"), [
+    ((), "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition"),
+    (("Priority",), "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition,Priority"),
+], ids=["every-plane", "scheduler-perf"])
+def test_admission_plugins_a_plane_runs_without(off: tuple[str, ...], want: str) -> None:
+    assert plane._disabled_admission(plane.Cluster(name="p", dir="/p", admission_off=off)) == want
+
+
+def test_admission_off_survives_the_state_file(state_home: Path) -> None:
+    _write(state_home, "perf", json.dumps({"name": "perf", "dir": "/p", "admission_off": ["Priority"]}))
+    got = plane.load("perf")
+    assert got is not None
+    assert plane._disabled_admission(got).endswith(",Priority")

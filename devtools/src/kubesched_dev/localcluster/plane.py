@@ -57,6 +57,8 @@ class Cluster:
     # kube-apiserver's `--runtime-config`, as given to `up` (K=V,...; empty: the defaults).
     feature_gates: str = ""
     runtime_config: str = ""
+    # Admission plugins kube-apiserver runs without, beyond the two every plane drops.
+    admission_off: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -105,10 +107,12 @@ def list_clusters() -> list[Cluster]:
 
 def up(name: str, topology: Topology, *, default_scheduler: bool = True, api_port: int | None = None,
        progress: Progress = print, ready_timeout: float = 120.0, feature_gates: str = "",
-       runtime_config: str = "") -> Cluster:
+       runtime_config: str = "", admission_off: tuple[str, ...] = ()) -> Cluster:
     """Start the cluster `name`. `feature_gates` (K=V,...) goes to kube-apiserver,
     kube-controller-manager and kube-scheduler, `runtime_config` (group/version=true,...) to
-    kube-apiserver: a beta API such as scheduling.k8s.io/v1beta1 is served only when named there."""
+    kube-apiserver: a beta API such as scheduling.k8s.io/v1beta1 is served only when named there.
+    `admission_off` names admission plugins kube-apiserver also runs without (scheduler_perf's
+    apiserver has no Priority plugin, so its templates set spec.priority with no PriorityClass)."""
     _validate_name(name)
     feature_gates = _validate_pairs("--feature-gates", feature_gates)
     runtime_config = _validate_pairs("--runtime-config", runtime_config)
@@ -128,7 +132,8 @@ def up(name: str, topology: Topology, *, default_scheduler: bool = True, api_por
     bins = ensure_built(progress)
     cluster = Cluster(name=name, dir=str(cluster_dir(name)), owner_pid=os.getpid(), topology=topology.name,
                       node_count=len(topology.nodes), default_scheduler=default_scheduler,
-                      started_at=time.time(), feature_gates=feature_gates, runtime_config=runtime_config)
+                      started_at=time.time(), feature_gates=feature_gates, runtime_config=runtime_config,
+                      admission_off=tuple(admission_off))
     cluster.path.mkdir(parents=True)
     try:
         _start(cluster, bins, topology, api_port, progress, ready_timeout)
@@ -221,6 +226,13 @@ def _validate_pairs(flag: str, value: str) -> str:
     return ",".join(items)
 
 
+def _disabled_admission(cluster: Cluster) -> str:
+    # TaintNodesByCondition taints every new node not-ready until the node lifecycle controller
+    # sees it Ready; kwok's nodes are Ready at once, and lifting 5,000 such taints takes minutes.
+    return "--disable-admission-plugins=" + ",".join(("ServiceAccount", "TaintNodesByCondition",
+                                                      *cluster.admission_off))
+
+
 def _gate_args(cluster: Cluster) -> list[str]:
     return [f"--feature-gates={cluster.feature_gates}"] if cluster.feature_gates else []
 
@@ -275,9 +287,7 @@ def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | Non
         f"--service-account-key-file={sa.cert}", f"--service-account-signing-key-file={sa.key}",
         "--service-cluster-ip-range=10.96.0.0/16", "--authorization-mode=Node,RBAC",
         "--endpoint-reconciler-type=none",
-        # TaintNodesByCondition taints every new node not-ready until the node lifecycle controller
-        # sees it Ready; kwok's nodes are Ready at once, and lifting 5,000 such taints takes minutes.
-        "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+        _disabled_admission(cluster),
         "--max-requests-inflight=3000", "--max-mutating-requests-inflight=1000", "--allow-privileged=true",
         f"--cert-dir={pki_dir}", "--v=1", *_gate_args(cluster),
         *([f"--runtime-config={cluster.runtime_config}"] if cluster.runtime_config else [])])

@@ -42,6 +42,9 @@ class PodGroupStates:
     def pod_group(self, namespace: str, name: str) -> PodGroup | None:
         return self.groups.get(f"{namespace}/{name}")
 
+    def members_count(self, namespace: str, name: str) -> int:
+        return len(self._members.get(f"{namespace}/{name}", ()))
+
     def state(self, namespace: str, name: str) -> PodGroupState:
         unscheduled: list[Pod] = []
         assumed: list[Pod] = []

@@ -102,7 +102,7 @@ class GangScheduling:
         gang = group.spec.scheduling_policy.gang
         if gang is None:
             return None
-        if self.groups.state(namespace, name).all_pods_count() < gang.min_count:
+        if self.groups.members_count(namespace, name) < gang.min_count:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_MIN_COUNT, plugin=NAME)
         return None
 

@@ -48,6 +48,9 @@ class FakeGroups:
     def pod_group(self, namespace: str, name: str) -> PodGroup | None:
         return self.groups.get(f"{namespace}/{name}")
 
+    def members_count(self, namespace: str, name: str) -> int:
+        return self.state(namespace, name).all_pods_count()
+
     def state(self, namespace: str, name: str) -> PodGroupState:
         members = [p for p in self.pods if pod_group_key(p) == f"{namespace}/{name}"]
         return PodGroupState(unscheduled=[p for p in members if p.metadata.uid not in self.waiting],

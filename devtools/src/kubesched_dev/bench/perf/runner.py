@@ -35,6 +35,9 @@ from kubesched_dev.localcluster.topology import Topology
 
 Progress = Callable[[str], None]
 SCHEDULER_NAME = "default-scheduler"  # the templates' pods name no scheduler
+# mustSetupCluster's apiserver runs without the Priority plugin: the templates set spec.priority
+# and name no PriorityClass, which that plugin refuses (util.go --disable-admission-plugins).
+ADMISSION_OFF = ("Priority",)
 ATTEMPT_METRIC = "scheduler_scheduling_attempt_duration_seconds"
 RESULTS = ("scheduled", "unschedulable", "error")
 # What this machine holds (23 GB, 2 cores): 5,000 nodes fit; beyond that a plane does not.
@@ -156,7 +159,7 @@ def run_one(p: Plan, contender: str, rnd: int, out: Path, progress: Progress) ->
 
     fg, rc = plane_flags(gates)
     cluster = plane.up(name, Topology("scheduler-perf", ()), default_scheduler=False, progress=plane_progress,
-                       feature_gates=fg, runtime_config=rc)
+                       feature_gates=fg, runtime_config=rc, admission_off=ADMISSION_OFF)
     try:
         ctx = RunContext(cluster, SCHEDULER_NAME, workdir, feature_gates=gates, metrics=True)
         asyncio.run(_measure(p, contender, ctx, r, progress))
