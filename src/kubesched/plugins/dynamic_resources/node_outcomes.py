@@ -36,8 +36,17 @@ _Key = tuple[int, str, tuple[bytes, ...]]
 class _Kept:
     slices: tuple[ResourceSlice, ...]
     classes: tuple[DeviceClass | None, ...]
-    in_use: tuple[tuple[bool, ...], ...]
+    in_use: tuple[frozenset[DeviceID], ...]  # per slice, its devices taken
     found: list[ClaimAllocation] | None
+
+
+@dataclass(slots=True, frozen=True)
+class _SliceFacts:
+    obj: ResourceSlice
+    ids: tuple[DeviceID, ...]
+    id_set: frozenset[DeviceID]
+    # No shared counters, no device consuming counters or allocatable more than once.
+    plain: bool
 
 
 class NodeOutcomes:
@@ -49,18 +58,24 @@ class NodeOutcomes:
         self.hits = 0
         self.misses = 0
         self._slice_version = -1
-        # Each slice's device IDs, built once per slice object (kept beside it so the id stays its).
-        self._ids: dict[int, tuple[ResourceSlice, tuple[DeviceID, ...]]] = {}
+        # What each slice object is, found once (kept beside it so the id stays its): every node of
+        # every pod's filter asks.
+        self._facts: dict[int, _SliceFacts] = {}
+
+    def facts(self, s: ResourceSlice) -> _SliceFacts:
+        found = self._facts.get(id(s))
+        if found is None or found.obj is not s:
+            if len(self._facts) >= self._max:
+                self._facts.clear()
+            spec = s.spec
+            ids = tuple(DeviceID(spec.driver, spec.pool.name, d.name) for d in spec.devices)
+            plain = not spec.shared_counters and not any(d.consumes_counters or d.allow_multiple_allocations
+                                                         for d in spec.devices)
+            found = self._facts[id(s)] = _SliceFacts(s, ids, frozenset(ids), plain)
+        return found
 
     def device_ids(self, s: ResourceSlice) -> tuple[DeviceID, ...]:
-        found = self._ids.get(id(s))
-        if found is None or found[0] is not s:
-            if len(self._ids) >= self._max:
-                self._ids.clear()
-            spec = s.spec
-            found = self._ids[id(s)] = (s, tuple(DeviceID(spec.driver, spec.pool.name, d.name)
-                                                 for d in spec.devices))
-        return found[1]
+        return self.facts(s).ids
 
     def attempt(self, slice_version: int, slices_on_node: dict[str, list[ResourceSlice]], shared: bool,
                 classes: dict[str, DeviceClass], allocated: AllocatedState) -> Attempt | None:
@@ -100,6 +115,9 @@ class Attempt:
         self._taken_otherwise = {d for d, _ in allocated.allocated_shared_device_ids} | \
             set(allocated.aggregated_capacity)
         self._specs: dict[int, tuple[ResourceClaim, bytes]] = {}
+        # What depends on the claims alone, not on the node: found once per attempt.
+        self._claim_views: dict[tuple[int, ...], tuple[tuple[ResourceClaim, ...], tuple[bytes, ...],
+                                                       tuple[DeviceClass | None, ...]]] = {}
 
     def _spec(self, claim: ResourceClaim) -> bytes:
         found = self._specs.get(id(claim))
@@ -107,21 +125,29 @@ class Attempt:
             found = self._specs[id(claim)] = (claim, _encode(claim.spec))
         return found[1]
 
+    def _claims_view(self, claims: Sequence[ResourceClaim]) -> tuple[tuple[bytes, ...], tuple[DeviceClass | None, ...]]:
+        ids = tuple(map(id, claims))
+        found = self._claim_views.get(ids)
+        if found is None or any(a is not b for a, b in zip(found[0], claims, strict=True)):
+            names = sorted({r.exactly.device_class_name for c in claims for r in c.spec.devices.requests
+                            if r.exactly is not None} |
+                           {sub.device_class_name for c in claims for r in c.spec.devices.requests
+                            for sub in r.first_available})
+            found = self._claim_views[ids] = (tuple(claims), tuple(self._spec(c) for c in claims),
+                                              tuple(self._classes.get(n) for n in names))
+        return found[1], found[2]
+
     def _view(self, node: str, claims: Sequence[ResourceClaim]) -> tuple[_Key, _Kept] | None:
         slices = tuple(self._slices_on_node.get(node, ()))
-        for s in slices:
-            if s.spec.shared_counters or any(d.consumes_counters or d.allow_multiple_allocations
-                                             for d in s.spec.devices):
-                return None
-        names = sorted({r.exactly.device_class_name for c in claims for r in c.spec.devices.requests
-                        if r.exactly is not None} |
-                       {sub.device_class_name for c in claims for r in c.spec.devices.requests
-                        for sub in r.first_available})
-        classes = tuple(self._classes.get(n) for n in names)
+        facts = [self._outcomes.facts(s) for s in slices]
+        if not all(f.plain for f in facts):
+            return None
+        specs, classes = self._claims_view(claims)
         taken, otherwise = self._taken, self._taken_otherwise
-        in_use = tuple(tuple(i in taken or i in otherwise for i in self._outcomes.device_ids(s)) if otherwise
-                       else tuple(i in taken for i in self._outcomes.device_ids(s)) for s in slices)
-        key = (self._version, node, tuple(self._spec(c) for c in claims))
+        # Set intersections walk the slice's few devices, not the cluster's taken ones.
+        in_use = tuple((f.id_set & taken) | (f.id_set & otherwise) for f in facts) if otherwise \
+            else tuple(f.id_set & taken for f in facts)
+        key = (self._version, node, specs)
         return key, _Kept(slices, classes, in_use, None)
 
     def get(self, node: str, claims: Sequence[ResourceClaim]) -> list[ClaimAllocation] | object | None:
