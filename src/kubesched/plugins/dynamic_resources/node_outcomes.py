@@ -43,7 +43,6 @@ class _Kept:
 @dataclass(slots=True, frozen=True)
 class _SliceFacts:
     obj: ResourceSlice
-    ids: tuple[DeviceID, ...]
     id_set: frozenset[DeviceID]
     # No shared counters, no device consuming counters or allocatable more than once.
     plain: bool
@@ -68,14 +67,11 @@ class NodeOutcomes:
             if len(self._facts) >= self._max:
                 self._facts.clear()
             spec = s.spec
-            ids = tuple(DeviceID(spec.driver, spec.pool.name, d.name) for d in spec.devices)
             plain = not spec.shared_counters and not any(d.consumes_counters or d.allow_multiple_allocations
                                                          for d in spec.devices)
-            found = self._facts[id(s)] = _SliceFacts(s, ids, frozenset(ids), plain)
+            ids = frozenset(DeviceID(spec.driver, spec.pool.name, d.name) for d in spec.devices)
+            found = self._facts[id(s)] = _SliceFacts(s, ids, plain)
         return found
-
-    def device_ids(self, s: ResourceSlice) -> tuple[DeviceID, ...]:
-        return self.facts(s).ids
 
     def attempt(self, slice_version: int, slices_on_node: dict[str, list[ResourceSlice]], shared: bool,
                 classes: dict[str, DeviceClass], allocated: AllocatedState) -> Attempt | None:
