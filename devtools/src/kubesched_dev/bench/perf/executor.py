@@ -25,6 +25,7 @@ from kubesched.api import ApiClient, ApiError
 from kubesched.api.client import MERGE_PATCH
 from kubesched_dev.bench.perf import claims, objects, pod_ops, volumes
 from kubesched_dev.bench.perf.config import UnsupportedOperation, parse_duration
+from kubesched_dev.bench.perf.creates import create_with_retries
 from kubesched_dev.bench.perf.informer import PodInformer, PodState, labels_match
 from kubesched_dev.bench.perf.sampler import SAMPLE_INTERVAL_S, ThroughputSampler
 
@@ -232,13 +233,7 @@ class Executor:
                 objects.signature(pod, i, batch)
             if attach is not None:
                 pod = await attach(i, pod)
-            for attempt in range(5):  # CreatePodWithRetries: transient errors are retried
-                resp = await self.client.request("POST", path, body=pod)
-                if resp.ok or resp.status == 409:
-                    return
-                if (resp.status < 500 and resp.status != 429) or attempt == 4:
-                    raise ApiError.from_response(resp.status, resp.body, method="POST", path=path)
-                await asyncio.sleep(0.1 * 2 ** attempt)
+            await create_with_retries(self.client, path, pod)
 
         await self._parallel(count, make, CREATE_PARALLELISM if count >= 30 else max(count, 1))
 

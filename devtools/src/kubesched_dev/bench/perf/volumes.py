@@ -19,6 +19,7 @@ import orjson
 from kubesched.api import ApiClient, ApiError
 from kubesched.api.client import MERGE_PATCH
 from kubesched_dev.bench.perf import objects
+from kubesched_dev.bench.perf.creates import create_with_retries
 
 MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
 _RETRIES = 5
@@ -54,21 +55,6 @@ def with_claim(pod: dict[str, Any], i: int) -> dict[str, Any]:
     return pod
 
 
-async def _create(client: ApiClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Create...WithRetries: transient errors retried, an existing object taken as created."""
-    for attempt in range(_RETRIES):
-        resp = await client.request("POST", path, body=body)
-        if resp.ok:
-            created: dict[str, Any] = orjson.loads(resp.body)
-            return created
-        if resp.status == 409:
-            return {}
-        if (resp.status < 500 and resp.status != 429) or attempt == _RETRIES - 1:
-            raise ApiError.from_response(resp.status, resp.body, method="POST", path=path)
-        await asyncio.sleep(0.1 * 2 ** attempt)
-    raise AssertionError("unreachable")
-
-
 async def _bound(client: ApiClient, path: str) -> None:
     # A create resets the status, so it is written after, as upstream's UpdateStatus does.
     await client.call("PATCH", f"{path}/status", body={"status": {"phase": "Bound"}}, content_type=MERGE_PATCH)
@@ -85,11 +71,11 @@ class PodVolumes:
     async def attach(self, i: int, pod: dict[str, Any]) -> dict[str, Any]:
         claims = f"/api/v1/namespaces/{self.namespace}/persistentvolumeclaims"
         pvc = claim_for(self.claim_template, self.namespace, i)
-        created = await _create(self.client, claims, pvc)
+        created = await create_with_retries(self.client, claims, pvc)
         await _bound(self.client, f"{claims}/pvc-{i}")
-        uid = created.get("metadata", {}).get("uid", "")
+        uid = orjson.loads(created).get("metadata", {}).get("uid", "") if created else ""
         pv = volume_for(self.volume_template, self.namespace, i, uid)
-        await _create(self.client, "/api/v1/persistentvolumes", pv)
+        await create_with_retries(self.client, "/api/v1/persistentvolumes", pv)
         await _bound(self.client, f"/api/v1/persistentvolumes/{pv['metadata']['name']}")
         return with_claim(pod, i)
 
