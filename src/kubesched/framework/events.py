@@ -117,12 +117,29 @@ class QueueingHint(enum.Enum):
 QueueingHintFn = Callable[[Pod, Any, Any], QueueingHint]
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class EventNarrowing:
+    """Which waiting pods an event's hint can say QUEUE for, so the queue asks only those, not
+    every unschedulable pod on every event (one claim's status change among thousands waiting).
+
+    The contract, for a hint that carries it: the hint says QUEUE_SKIP for a pod none of whose
+    `pod_keys` is in `event_keys(old, new)`; `event_keys` returns None when the event may concern
+    any pod. A pod's keys may depend on the pod alone (the queue computes them when it parks one).
+    kubesched's own: kube-scheduler asks every pod."""
+
+    name: str
+    event_keys: Callable[[Any, Any], frozenset[Any] | None]
+    pod_keys: Callable[[Pod], frozenset[Any]]
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterEventWithHint:
-    """A registered event with its queueing hint (kube-scheduler fwk.ClusterEventWithHint)."""
+    """A registered event with its queueing hint (kube-scheduler fwk.ClusterEventWithHint), and
+    optionally which pods the hint can queue (`narrowing`)."""
 
     event: ClusterEvent
     hint: QueueingHintFn | None = None
+    narrowing: EventNarrowing | None = None
 
     def matches(self, incoming: ClusterEvent) -> bool:
         return self.event.matches(incoming)
@@ -141,6 +158,13 @@ Registration = ClusterEvent | ClusterEventWithHint
 
 def hint_of(registration: Registration) -> QueueingHintFn | None:
     return registration.hint if isinstance(registration, ClusterEventWithHint) else None
+
+
+def narrowing_of(registration: Registration) -> EventNarrowing | None:
+    """A registration's narrowing, only when it has a hint to keep to it."""
+    if isinstance(registration, ClusterEventWithHint) and registration.hint is not None:
+        return registration.narrowing
+    return None
 
 
 WILDCARD = ClusterEvent(EventResource.WILDCARD, ActionType.ALL)

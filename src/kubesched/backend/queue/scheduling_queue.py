@@ -57,12 +57,15 @@ from kubesched.backend.queue.heap import KeyedHeap
 from kubesched.backend.queue.hints import Hints, hinted, matching_hints
 from kubesched.backend.queue.nominator import PodNominator
 from kubesched.backend.queue.queued_pod import QueuedPodInfo
+from kubesched.backend.queue.unschedulable import UnschedulablePods
 from kubesched.framework.events import (
     FORCE_ACTIVATE,
     UNSCHEDULABLE_TIMEOUT,
     UNSCHEDULED_POD_ADD,
     ClusterEvent,
+    EventNarrowing,
     Registration,
+    narrowing_of,
     pod_scheduling_properties_change,
 )
 from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
@@ -153,13 +156,17 @@ class SchedulingQueue:
         self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_sort_key(queue_sort))
         self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._backoff_key)
         self._error_backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._error_backoff_key)
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._in_flight: dict[str, _InFlight] = {}
 
         self._plugin_events = (None if plugin_events is None else
                                {profile: dict(plugins) for profile, plugins in plugin_events.items()})
         self._interest: dict[ClusterEvent, _Interest] = {}
         self._hints: dict[ClusterEvent, Hints] = {}
+        self._narrowing: dict[ClusterEvent, EventNarrowing | None] = {}
+        narrowings = {n for plugins in (self._plugin_events or {}).values() for events in plugins.values()
+                      for r in events if (n := narrowing_of(r)) is not None}
+        self._unschedulable = UnschedulablePods(
+            narrowings, None if self._plugin_events is None else self._plugin_events.keys())
 
         self._scheduling_cycle = 0
         # Each event of interest that arrived while pods were in flight, with the latest cycle
@@ -280,6 +287,7 @@ class SchedulingQueue:
         if info is not None:
             before = old or info.pod
             info.pod = new
+            self._unschedulable.refresh(uid)
             for event in pod_scheduling_properties_change(new, before, target=True):
                 if not self._worth(info, event, (before, new)):
                     continue
@@ -317,7 +325,8 @@ class SchedulingQueue:
         if not self._unschedulable:
             return 0
         hints = None if objects is None or interest is None else self._hints_for(event)
-        moving = [i for i in self._unschedulable.values()
+        asked = self._unschedulable.values() if hints is None else self._asked(event, objects)
+        moving = [i for i in asked
                   if (pre_check is None or pre_check(i.pod)) and _worth_requeuing(i, interest)
                   and (hints is None or hinted(i, hints, objects))]
         return self._requeue_all(moving, event.label)
@@ -349,6 +358,29 @@ class SchedulingQueue:
                                    if any(registered.matches(event) for registered in events))
                 for profile, plugins in self._plugin_events.items()}
         return self._interest[event]
+
+    def _asked(self, event: ClusterEvent, objects: tuple[Any, Any] | None) -> Iterable[QueuedPodInfo]:
+        """The unschedulable pods an event's hints must be asked about: those its narrowing keeps
+        (when every registration matching it narrows alike), else all."""
+        if event in self._narrowing:
+            narrowing = self._narrowing[event]
+        else:
+            narrowing = self._narrowing[event] = self._narrowing_of(event)
+        if narrowing is None or objects is None:
+            return self._unschedulable.values()
+        try:
+            keys = narrowing.event_keys(*objects)
+        except Exception:  # as a hint's error: ask everyone
+            log.exception("event narrowing %s failed for %s; asking every pod", narrowing.name, event.label)
+            keys = None
+        return self._unschedulable.values() if keys is None else self._unschedulable.candidates(narrowing, keys)
+
+    def _narrowing_of(self, event: ClusterEvent) -> EventNarrowing | None:
+        assert self._plugin_events is not None
+        found = {narrowing_of(r) for plugins in self._plugin_events.values() for events in plugins.values()
+                 for r in events if r.matches(event)}
+        only = found.pop() if len(found) == 1 else None
+        return only if only is not None and self._unschedulable.knows(only) else None
 
     def _hints_for(self, event: ClusterEvent) -> Hints:
         found = self._hints.get(event)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.framework.events import QueueingHint
+from kubesched.framework.events import EventNarrowing, QueueingHint
 from kubesched.model.objects import Pod
 from kubesched.model.resource import ResourceClaim
 from kubesched.plugins.dynamic_resources.claims import ClaimError, pod_claims
@@ -50,6 +50,30 @@ def _may_use(pod: Pod, claim: ResourceClaim) -> bool:
     if any(entry.resource_claim_name == name for entry in pod.spec.resource_claims):
         return True
     return any(status.resource_claim_name == name for status in pod.status.resource_claim_statuses or ())
+
+
+def _claim_keys(old: Any, new: Any) -> frozenset[tuple[str, str]] | None:
+    """The pods after_claim_change can queue for this change: those that can name the claim, or
+    any (None) when devices may have come free."""
+    if not isinstance(old, ResourceClaim | None) or not isinstance(new, ResourceClaim | None):
+        return None
+    if new is None:
+        return None if old is not None and old.status.allocation is not None else frozenset()
+    if old is not None and old.status.allocation is not None and new.status.allocation is None:
+        return None
+    return frozenset({(new.metadata.namespace, new.metadata.name)})
+
+
+def _pod_claim_keys(pod: Pod) -> frozenset[tuple[str, str]]:
+    """What _may_use accepts: (namespace, name) of each claim the pod names or was given."""
+    ns = pod.metadata.namespace
+    names = {entry.resource_claim_name for entry in pod.spec.resource_claims}
+    names.update(status.resource_claim_name for status in pod.status.resource_claim_statuses or ())
+    return frozenset((ns, name) for name in names if name)
+
+
+# after_claim_change says QUEUE only for a pod _pod_claim_keys finds under _claim_keys.
+CLAIM_NARROWING = EventNarrowing("DynamicResources/claims", _claim_keys, _pod_claim_keys)
 
 
 def after_target_pod_update(claims: ClaimTracker, pod: Pod, old: Any, new: Any) -> QueueingHint:

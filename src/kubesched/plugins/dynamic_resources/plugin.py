@@ -127,7 +127,8 @@ class DynamicResources(ReserveAndBind):
                                               | ActionType.UPDATE_NODE_ALLOCATABLE)),
             ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE
                                               | ActionType.DELETE),
-                                 lambda pod, old, new: hints.after_claim_change(claims, pod, old, new)),
+                                 lambda pod, old, new: hints.after_claim_change(claims, pod, old, new),
+                                 hints.CLAIM_NARROWING),
             ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
                                  lambda pod, old, new: hints.after_target_pod_update(claims, pod, old, new)),
             ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),

@@ -12,7 +12,7 @@ import pytest
 from kubesched.framework.events import QueueingHint
 from kubesched.model.objects import Pod
 from kubesched.model.resource import AllocationResult, ResourceClaim
-from kubesched.plugins.dynamic_resources.hints import after_claim_change, after_target_pod_update
+from kubesched.plugins.dynamic_resources.hints import CLAIM_NARROWING, after_claim_change, after_target_pod_update
 from kubesched.plugins.dynamic_resources.tracker import ClaimTracker
 from tests.builders import make_pod
 from tests.unit.plugins.dynamic_resources.dra_builders import (
@@ -141,3 +141,27 @@ def test_the_shortcut_for_claims_a_pod_cannot_name_answers_as_the_whole_hint(pod
                     continue
                 want = _reference_after_claim_change(tracker, pod, old, new)
                 assert after_claim_change(tracker, pod, old, new) == want, (known, old, new)
+
+
+@pytest.mark.parametrize("pod", [pytest.param(p, id=f"pod-{i}") for i, p in enumerate(_PODS)])
+def test_the_claim_narrowing_leaves_out_only_pods_the_hint_skips(pod: Pod) -> None:
+    for known in ([], [PENDING_CLAIM], [ALLOCATED_CLAIM], [PENDING_CLAIM, OTHER_ALLOCATED_CLAIM]):
+        tracker = ClaimTracker(known)
+        for old in [*_CLAIMS, "not-a-claim"]:
+            for new in [*_CLAIMS, "not-a-claim"]:
+                if new is None and old is None:
+                    continue
+                keys = CLAIM_NARROWING.event_keys(old, new)
+                if keys is not None and not keys & CLAIM_NARROWING.pod_keys(pod):
+                    assert after_claim_change(tracker, pod, old, new) is SKIP, (known, old, new)
+
+
+def test_the_claim_narrowing_keys_a_pod_by_the_claims_it_names_and_was_given() -> None:
+    assert CLAIM_NARROWING.pod_keys(POD_WITH_CLAIM_NAME) == frozenset({(NAMESPACE, CLAIM_NAME)})
+    assert CLAIM_NARROWING.pod_keys(POD_WITH_CLAIM_TEMPLATE) == frozenset()
+    given = pod_with_claim_template_in_status().obj()
+    assert CLAIM_NARROWING.pod_keys(given) == {(NAMESPACE, s.resource_claim_name)
+                                               for s in given.status.resource_claim_statuses or ()}
+    assert CLAIM_NARROWING.event_keys(None, PENDING_CLAIM) == frozenset({(NAMESPACE, CLAIM_NAME)})
+    assert CLAIM_NARROWING.event_keys(ALLOCATED_CLAIM, None) is None
+    assert CLAIM_NARROWING.event_keys(PENDING_CLAIM, None) == frozenset()

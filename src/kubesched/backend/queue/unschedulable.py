@@ -1,0 +1,114 @@
+"""unschedulablePods (kube-scheduler's UnschedulablePods), with an index per event narrowing.
+
+A cluster event asks every waiting pod whether it may now fit; with thousands waiting and an event
+per claim change, that is most of a cycle's time. A plugin whose hint can only queue the pods an
+event's object names (DynamicResources: the pods that reference a claim) says so with an
+EventNarrowing, and the queue then asks only the pods indexed under the event's keys, plus those
+no plugin's hint can decide for (rejected by none, or of a profile the queue does not know).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from kubesched.backend.queue.queued_pod import QueuedPodInfo
+from kubesched.framework.events import EventNarrowing
+
+
+class UnschedulablePods:
+    def __init__(self, narrowings: Collection[EventNarrowing] = (), profiles: Collection[str] | None = None) -> None:
+        self._pods: dict[str, QueuedPodInfo] = {}
+        self._narrowings = tuple(narrowings)
+        self._profiles = None if profiles is None else frozenset(profiles)
+        # narrowing -> key -> uids; and each pod's keys per narrowing, to take it out again
+        self._index: dict[EventNarrowing, dict[Any, set[str]]] = {n: {} for n in self._narrowings}
+        self._keys: dict[str, tuple[frozenset[Any], ...]] = {}
+        # Pods every event must ask (see the module's docstring).
+        self._always: set[str] = set()
+        # Insertion order, as the dict keeps it, so narrowed moves go in the order a full scan would.
+        self._order: dict[str, int] = {}
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def __bool__(self) -> bool:
+        return bool(self._pods)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._pods
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._pods)
+
+    def values(self) -> Collection[QueuedPodInfo]:
+        return self._pods.values()
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return self._pods.get(uid)
+
+    def __setitem__(self, uid: str, info: QueuedPodInfo) -> None:
+        if uid in self._pods:
+            self._unindex(uid)
+        else:
+            self._order[uid] = self._next
+            self._next += 1
+        self._pods[uid] = info
+        self._reindex(uid, info)
+
+    def __delitem__(self, uid: str) -> None:
+        del self._pods[uid]
+        self._unindex(uid)
+        del self._order[uid]
+
+    def pop(self, uid: str, default: QueuedPodInfo | None = None) -> QueuedPodInfo | None:
+        info = self._pods.get(uid)
+        if info is None:
+            return default
+        del self[uid]
+        return info
+
+    def refresh(self, uid: str) -> None:
+        """The pod object of a waiting pod changed: its keys may have."""
+        info = self._pods.get(uid)
+        if info is not None:
+            self._unindex(uid)
+            self._reindex(uid, info)
+
+    def candidates(self, narrowing: EventNarrowing, keys: frozenset[Any]) -> list[QueuedPodInfo]:
+        """The pods an event narrowed to `keys` must ask, in the order they were parked."""
+        index = self._index[narrowing]
+        uids = set(self._always)
+        for key in keys:
+            uids.update(index.get(key, ()))
+        return [self._pods[uid] for uid in sorted(uids, key=self._order.__getitem__)]
+
+    def knows(self, narrowing: EventNarrowing) -> bool:
+        return narrowing in self._index
+
+    def _reindex(self, uid: str, info: QueuedPodInfo) -> None:
+        if not info.rejected() or (self._profiles is not None and info.pod.spec.scheduler_name not in self._profiles):
+            self._always.add(uid)
+        if not self._narrowings:
+            return
+        keys = tuple(n.pod_keys(info.pod) for n in self._narrowings)
+        self._keys[uid] = keys
+        for narrowing, pod_keys in zip(self._narrowings, keys, strict=True):
+            index = self._index[narrowing]
+            for key in pod_keys:
+                index.setdefault(key, set()).add(uid)
+
+    def _unindex(self, uid: str) -> None:
+        self._always.discard(uid)
+        keys = self._keys.pop(uid, None)
+        if keys is None:
+            return
+        for narrowing, pod_keys in zip(self._narrowings, keys, strict=True):
+            index = self._index[narrowing]
+            for key in pod_keys:
+                uids = index.get(key)
+                if uids is not None:
+                    uids.discard(uid)
+                    if not uids:
+                        del index[key]
