@@ -62,6 +62,7 @@ from kubesched.plugins.dynamic_resources.run_data import (
 from kubesched.plugins.dynamic_resources.selectors import (
     SelectorCache,
 )
+from kubesched.plugins.dynamic_resources.slice_layout import SliceLayout, slice_layout
 from kubesched.plugins.dynamic_resources.state import (
     AllocatedState,
     ClaimAllocation,
@@ -81,7 +82,7 @@ class Allocator:
     """NewAllocator: the slices, classes and allocated state of one scheduling attempt; `allocate`
     runs once per node and keeps nothing of a run but the pools' available counters."""
 
-    def __init__(self, slices: Sequence[ResourceSlice], classes: Mapping[str, DeviceClass],
+    def __init__(self, slices: Sequence[ResourceSlice] | SliceLayout, classes: Mapping[str, DeviceClass],
                  allocated: AllocatedState, selectors: SelectorCache, features: Features | None = None, *,
                  new_share_id: Callable[[], str] = lambda: str(uuid.uuid4()),
                  aborted: Callable[[], str | None] = lambda: None) -> None:
@@ -89,14 +90,10 @@ class Allocator:
         self.allocated = allocated
         self.classes = classes
         self.selectors = selectors
-        self.all_slices = list(slices)
-        self.slices_on_node: dict[str, list[ResourceSlice]] = {}
-        self.slices_shared: list[ResourceSlice] = []
-        for s in slices:
-            if s.spec.node_name:
-                self.slices_on_node.setdefault(s.spec.node_name, []).append(s)
-            else:
-                self.slices_shared.append(s)
+        layout = slices if isinstance(slices, SliceLayout) else slice_layout(slices)
+        self.all_slices = layout.all
+        self.slices_on_node = layout.on_node
+        self.slices_shared = layout.shared
         self.counters = CounterTracker(allocated.is_allocated)
         self.new_share_id = new_share_id
         # The context's cause when the attempt is cancelled (the filter timeout), else None.

@@ -186,7 +186,7 @@ class DynamicResources(ReserveAndBind):
         if to_allocate:
             allocated = self.dra.claims.gather_allocated_state()
             classes = {c.metadata.name: c for c in self.dra.classes.list()}
-            s.allocator = Allocator(self.dra.slices.list(), classes, allocated, self.selectors, self.features)
+            s.allocator = Allocator(self.dra.slices.layout(), classes, allocated, self.selectors, self.features)
             s.outcomes = self.outcomes.attempt(self.dra.slices.version, s.allocator.slices_on_node,
                                                bool(s.allocator.slices_shared), classes, allocated)
         s.claims, s.infos = claims, infos

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 import msgspec
 
 from kubesched.model.resource import DeviceTaintRule, ResourceSlice
+from kubesched.plugins.dynamic_resources.slice_layout import SliceLayout, slice_layout
 
 SliceListener = Callable[[ResourceSlice | None, ResourceSlice | None], None]
 
@@ -61,12 +62,19 @@ class SliceTracker:
         # Counts every change of the patched slices: what an allocation on a node saw stays valid
         # while it is unchanged (node_outcomes.py).
         self.version = 0
+        self._layout: tuple[int, SliceLayout] | None = None
         for s in slices:
             self.add_slice(s)
 
     def list(self) -> list[ResourceSlice]:
         """ListPatchedResourceSlices."""
         return list(self._patched.values())
+
+    def layout(self) -> SliceLayout:
+        """list() by node, kept while the slices do not change."""
+        if self._layout is None or self._layout[0] != self.version:
+            self._layout = (self.version, slice_layout(self._patched.values()))
+        return self._layout[1]
 
     def __len__(self) -> int:
         return len(self._patched)

@@ -66,3 +66,21 @@ def test_rules_known_first_apply_to_slices_added_later() -> None:
     tracker = SliceTracker([], [rule()])
     tracker.add_slice(SLICE)
     assert [len(d.taints) for d in tracker.list()[0].spec.devices] == [1, 1]
+
+
+def test_the_layout_is_kept_until_a_slice_changes() -> None:
+    tracker = SliceTracker([SLICE])
+    first = tracker.layout()
+    assert tracker.layout() is first
+    assert first.on_node == {NODE_NAME: [SLICE]}
+    assert first.shared == []
+    other = make_slice("node-2", DRIVER).device("instance-1").obj()
+    tracker.add_slice(other)
+    second = tracker.layout()
+    assert second is not first
+    assert second.on_node == {NODE_NAME: [SLICE], "node-2": [other]}
+    tracker.add_rule(rule())
+    tainted = tracker.layout()
+    assert all(d.taints == [TAINT] for s in tainted.all for d in s.spec.devices)
+    tracker.delete_slice(other)
+    assert list(tracker.layout().on_node) == [NODE_NAME]
