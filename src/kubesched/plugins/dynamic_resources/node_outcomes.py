@@ -6,10 +6,11 @@ the one the previous pod took a device on, those whose slices changed. So an out
 allocations, or that none fits) is kept per node and per set of claim specs, and reused as long as
 everything the allocator read for that node is the same:
 
-- the claims' specs (byte for byte, encoded), and the DeviceClasses they name (the same objects);
+- the claims' specs (byte for byte, encoded), and the DeviceClasses they name (equal);
 - the node's slices (the same objects: an update or a taint rule makes a new one) and no slice
   change anywhere since (the slice tracker's version: pool completeness reads other slices too);
-- which of the node's devices are allocated or in flight (the attempt's AllocatedState).
+- what is taken of the pools of the node's slices: the tracker's count of changes to each pool's
+  allocated and in-flight devices (an allocation come or gone there, in flight or written).
 
 Only the plain case is kept: every slice is local to one node (none shared, none selecting nodes
 per device), and no device of the node consumes counters or can be allocated more than once (those
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 import msgspec
 
 from kubesched.model.resource import DeviceClass, ResourceClaim, ResourceSlice
-from kubesched.plugins.dynamic_resources.pools import DeviceID
 from kubesched.plugins.dynamic_resources.state import AllocatedState, ClaimAllocation
 
 MAX_KEPT = 50_000
@@ -36,15 +36,23 @@ _Key = tuple[int, str, tuple[bytes, ...]]
 class _Kept:
     slices: tuple[ResourceSlice, ...]
     classes: tuple[DeviceClass | None, ...]
-    in_use: tuple[frozenset[DeviceID], ...]  # per slice, its devices taken
+    in_use: tuple[int, ...]  # per slice's pool, its mark
     found: list[ClaimAllocation] | None
 
 
 @dataclass(slots=True, frozen=True)
 class _SliceFacts:
     obj: ResourceSlice
-    id_set: frozenset[DeviceID]
     # No shared counters, no device consuming counters or allocatable more than once.
+    plain: bool
+
+
+@dataclass(slots=True, frozen=True)
+class _NodeFacts:
+    """A node's slices under one slice version: found once, asked by every pod's filter."""
+
+    slices: tuple[ResourceSlice, ...]
+    pools: tuple[tuple[str, str], ...]
     plain: bool
 
 
@@ -60,6 +68,7 @@ class NodeOutcomes:
         # What each slice object is, found once (kept beside it so the id stays its): every node of
         # every pod's filter asks.
         self._facts: dict[int, _SliceFacts] = {}
+        self._nodes: dict[str, _NodeFacts] = {}
 
     def facts(self, s: ResourceSlice) -> _SliceFacts:
         found = self._facts.get(id(s))
@@ -69,8 +78,17 @@ class NodeOutcomes:
             spec = s.spec
             plain = not spec.shared_counters and not any(d.consumes_counters or d.allow_multiple_allocations
                                                          for d in spec.devices)
-            ids = frozenset(DeviceID(spec.driver, spec.pool.name, d.name) for d in spec.devices)
-            found = self._facts[id(s)] = _SliceFacts(s, ids, plain)
+            found = self._facts[id(s)] = _SliceFacts(s, plain)
+        return found
+
+    def node_facts(self, node: str, slices_on_node: dict[str, list[ResourceSlice]]) -> _NodeFacts:
+        """Valid for the version the last attempt started under (each new version clears them)."""
+        found = self._nodes.get(node)
+        if found is None:
+            slices = tuple(slices_on_node.get(node, ()))
+            found = self._nodes[node] = _NodeFacts(
+                slices, tuple((s.spec.driver, s.spec.pool.name) for s in slices),
+                all(self.facts(s).plain for s in slices))
         return found
 
     def attempt(self, slice_version: int, slices_on_node: dict[str, list[ResourceSlice]], shared: bool,
@@ -79,8 +97,9 @@ class NodeOutcomes:
         if slice_version != self._slice_version:
             # Nothing kept under another version can match again: let go of it and its slices.
             self._kept.clear()
+            self._nodes.clear()
             self._slice_version = slice_version
-        if shared:
+        if shared or allocated.pool_marks is None:
             return None
         return Attempt(self, slice_version, slices_on_node, classes, allocated)
 
@@ -106,10 +125,8 @@ class Attempt:
         self._version = slice_version
         self._slices_on_node = slices_on_node
         self._classes = classes
-        self._taken = allocated.allocated_devices
-        # Rarely any: devices shared or with capacity consumed count as taken too (IsDeviceAllocated).
-        self._taken_otherwise = {d for d, _ in allocated.allocated_shared_device_ids} | \
-            set(allocated.aggregated_capacity)
+        assert allocated.pool_marks is not None
+        self._marks = allocated.pool_marks
         self._specs: dict[int, tuple[ResourceClaim, bytes]] = {}
         # What depends on the claims alone, not on the node: found once per attempt.
         self._claim_views: dict[tuple[int, ...], tuple[tuple[ResourceClaim, ...], tuple[bytes, ...],
@@ -122,29 +139,29 @@ class Attempt:
         return found[1]
 
     def _claims_view(self, claims: Sequence[ResourceClaim]) -> tuple[tuple[bytes, ...], tuple[DeviceClass | None, ...]]:
-        ids = tuple(map(id, claims))
+        given = tuple(claims)
+        ids = tuple(map(id, given))
         found = self._claim_views.get(ids)
-        if found is None or any(a is not b for a, b in zip(found[0], claims, strict=True)):
+        # Tuples compare items by identity first: the same claims cost no more than `is`, and
+        # claims equal in value (an id reused) have the same view anyway.
+        if found is None or found[0] != given:
             names = sorted({r.exactly.device_class_name for c in claims for r in c.spec.devices.requests
                             if r.exactly is not None} |
                            {sub.device_class_name for c in claims for r in c.spec.devices.requests
                             for sub in r.first_available})
-            found = self._claim_views[ids] = (tuple(claims), tuple(self._spec(c) for c in claims),
+            found = self._claim_views[ids] = (given, tuple(self._spec(c) for c in claims),
                                               tuple(self._classes.get(n) for n in names))
         return found[1], found[2]
 
     def _view(self, node: str, claims: Sequence[ResourceClaim]) -> tuple[_Key, _Kept] | None:
-        slices = tuple(self._slices_on_node.get(node, ()))
-        facts = [self._outcomes.facts(s) for s in slices]
-        if not all(f.plain for f in facts):
+        facts = self._outcomes.node_facts(node, self._slices_on_node)
+        if not facts.plain:
             return None
         specs, classes = self._claims_view(claims)
-        taken, otherwise = self._taken, self._taken_otherwise
-        # Set intersections walk the slice's few devices, not the cluster's taken ones.
-        in_use = tuple((f.id_set & taken) | (f.id_set & otherwise) for f in facts) if otherwise \
-            else tuple(f.id_set & taken for f in facts)
+        marks = self._marks
+        in_use = tuple([marks.get(p, 0) for p in facts.pools])
         key = (self._version, node, specs)
-        return key, _Kept(slices, classes, in_use, None)
+        return key, _Kept(facts.slices, classes, in_use, None)
 
     def get(self, node: str, claims: Sequence[ResourceClaim]) -> list[ClaimAllocation] | object | None:
         """The kept outcome, or MISS."""
@@ -153,9 +170,10 @@ class Attempt:
             return MISS
         key, now = view
         kept = self._outcomes._get(key)
-        if kept is None or len(kept.slices) != len(now.slices) or \
-                any(a is not b for a, b in zip(kept.slices, now.slices, strict=True)) or \
-                any(a is not b for a, b in zip(kept.classes, now.classes, strict=True)) or \
+        if kept is None or (kept.slices is not now.slices and (
+                len(kept.slices) != len(now.slices)
+                or any(a is not b for a, b in zip(kept.slices, now.slices, strict=True)))) or \
+                kept.classes != now.classes or \
                 kept.in_use != now.in_use:
             self._outcomes.misses += 1
             return MISS

@@ -40,6 +40,10 @@ class AllocatedState:
     # (device, shareID) of the allocations of devices that allow multiple allocations.
     allocated_shared_device_ids: set[tuple[DeviceID, str]] = field(default_factory=set)
     aggregated_capacity: dict[DeviceID, ConsumedCapacity] = field(default_factory=dict)
+    # For the kept outcomes (node_outcomes.py): per pool (driver, pool name), a number that changes
+    # whenever what the allocated or in-flight claims take of it changes. None when the state was
+    # not gathered from a tracker: nothing is kept then.
+    pool_marks: dict[tuple[str, str], int] | None = None
 
     def is_allocated(self, device_id: DeviceID) -> bool:
         """IsDeviceAllocated: taken whole, shared, or with capacity consumed."""

@@ -55,6 +55,7 @@ class _Entry:
 @dataclass(slots=True)
 class _InFlight:
     claim: ResourceClaim
+    contribution: _Contribution
     sharers: int = 1
 
 
@@ -94,14 +95,25 @@ class AllocatedDevices:
         self.ids: set[DeviceID] = set()
         self.share_ids: set[tuple[DeviceID, str]] = set()
         self.capacities: dict[DeviceID, ConsumedCapacity] = {}
+        # Per pool, how many times what is taken of it changed (AllocatedState.pool_marks): by
+        # these allocations, and by those in flight (the tracker touches for them).
+        self.generations: dict[tuple[str, str], int] = {}
+
+    def touch(self, c: _Contribution) -> None:
+        pools = {(d.driver, d.pool) for d in c.dedicated} | {(d.driver, d.pool) for d, _ in c.shared} | \
+            {(d.driver, d.pool) for d, _ in c.capacity}
+        for pool in pools:
+            self.generations[pool] = self.generations.get(pool, 0) + 1
 
     def add(self, c: _Contribution) -> None:
+        self.touch(c)
         self.ids.update(c.dedicated)
         self.share_ids.update(c.shared)
         for device, consumed in c.capacity:
             _insert(self.capacities, device, consumed)
 
     def remove(self, c: _Contribution) -> None:
+        self.touch(c)
         self.ids.difference_update(c.dedicated)
         self.share_ids.difference_update(c.shared)
         for device, consumed in c.capacity:
@@ -205,7 +217,9 @@ class ClaimTracker:
         current = self.get(allocated.metadata.namespace, allocated.metadata.name)
         if current is not None and current.metadata.uid == uid and current.status.allocation is not None:
             return
-        self._in_flight[uid] = _InFlight(allocated)
+        flight = self._in_flight[uid] = _InFlight(allocated, contribution(allocated.status.allocation,
+                                                                           self._consumable_capacity))
+        self.allocated.touch(flight.contribution)
 
     def maybe_remove_pending_allocation(self, uid: str, force: bool) -> bool:
         """MaybeRemoveClaimPendingAllocation: whether the claim left the in-flight set (its last
@@ -215,6 +229,7 @@ class ClaimTracker:
             return False
         if force or found.sharers == 1:
             del self._in_flight[uid]
+            self.allocated.touch(found.contribution)
             return True
         found.sharers -= 1
         return False
@@ -226,9 +241,9 @@ class ClaimTracker:
         """GatherAllocatedState: the devices of the allocated claims and of those in flight."""
         a = self.allocated
         capacities = {d: dict(c) for d, c in a.capacities.items()}
-        state = AllocatedState(set(a.ids), set(a.share_ids), capacities)
+        state = AllocatedState(set(a.ids), set(a.share_ids), capacities, dict(a.generations))
         for f in self._in_flight.values():
-            c = contribution(f.claim.status.allocation, self._consumable_capacity)
+            c = f.contribution
             state.allocated_devices.update(c.dedicated)
             state.allocated_shared_device_ids.update(c.shared)
             for device, consumed in c.capacity:

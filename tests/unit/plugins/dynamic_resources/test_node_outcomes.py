@@ -18,7 +18,7 @@ from kubesched.plugins.dynamic_resources.node_outcomes import Attempt, NodeOutco
 from kubesched.plugins.dynamic_resources.plugin_state import DraState
 from kubesched.plugins.dynamic_resources.state import ClaimAllocation
 from tests.builders import make_node, make_pod
-from tests.unit.plugins.dynamic_resources.dra_builders import make_claim, make_slice
+from tests.unit.plugins.dynamic_resources.dra_builders import from_claim, make_claim, make_slice
 from tests.unit.plugins.dynamic_resources.plugin_harness import Case, setup
 from tests.unit.scheduling_helpers import snapshot_with
 
@@ -57,7 +57,7 @@ def decide(ctx_plugin: object, i: int) -> tuple[list[tuple[str, str | None]], di
     return statuses, {k: [msgspec.to_builtins(a) for a in v.results] for k, v in dra.node_allocations.items()}
 
 
-@pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed-{s}") for s in range(6)])
+@pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed-{s}") for s in range(12)])
 def test_kept_outcomes_decide_as_the_allocator_does(seed: int) -> None:
     rng = random.Random(seed)
     slices = [slice_of(n.metadata.name, rng.randint(1, 3)) for n in NODES]
@@ -65,6 +65,9 @@ def test_kept_outcomes_decide_as_the_allocator_does(seed: int) -> None:
     kept = setup(Case(pod=make_pod("x").obj(), claims=claims, classes=[CLASS], slices=slices))
     fresh = setup(Case(pod=make_pod("x").obj(), claims=claims, classes=[CLASS], slices=slices))
     fresh.plugin.outcomes = NeverKept()
+    in_flight: dict[int, ResourceClaim] = {}
+    written_claims: dict[int, ResourceClaim] = {}
+    version = 100
     for i, c in enumerate(claims):
         got, want = decide(kept.plugin, i), decide(fresh.plugin, i)
         assert got == want, f"pod {i}"
@@ -81,6 +84,7 @@ def test_kept_outcomes_decide_as_the_allocator_does(seed: int) -> None:
                 c.status, allocation=dra.node_allocations[node].results[0]))
             for ctx in (kept, fresh):
                 ctx.tracker.signal_pending_allocation(c.metadata.uid, allocated)
+            in_flight[i] = allocated
         roll = rng.random()
         if roll < 0.15:
             # A driver republishes a node's slice, with more or fewer devices.
@@ -94,6 +98,24 @@ def test_kept_outcomes_decide_as_the_allocator_does(seed: int) -> None:
             k = rng.randrange(i)
             for ctx in (kept, fresh):
                 ctx.tracker.maybe_remove_pending_allocation(claims[k].metadata.uid, force=True)
+            in_flight.pop(k, None)
+        elif roll < 0.55 and in_flight:
+            # PreBind wrote an allocation: the informer brings it and it leaves the in-flight set.
+            k = rng.choice(sorted(in_flight))
+            version += 1
+            written = from_claim(in_flight.pop(k)).resource_version(str(version)).obj()
+            for ctx in (kept, fresh):
+                ctx.tracker.add(written)
+                ctx.tracker.maybe_remove_pending_allocation(written.metadata.uid, force=True)
+            written_claims[k] = written
+        elif roll < 0.7 and written_claims:
+            # An allocated claim is deallocated (its pod gone).
+            k = rng.choice(sorted(written_claims))
+            version += 1
+            freed = from_claim(written_claims.pop(k)).resource_version(str(version)).obj()
+            freed.status.allocation = None
+            for ctx in (kept, fresh):
+                ctx.tracker.add(freed)
     assert kept.plugin.outcomes.hits > 0
 
 
