@@ -5,6 +5,10 @@ Steady state: every pod of the namespace seen newly scheduled is deleted at once
 0, background propagation) and one more is created, so the scheduler's queue never empties and
 the cluster stays about as full as it started, for `duration`; the seed is `count` pods. As
 upstream, one pod is handled at a time, and a run in which no pod got scheduled at all fails.
+
+Handling one pod at a time caps the rate at one delete and one create round trip a pod, whatever
+the scheduler does: the closing line says how long those took and how many scheduled pods were
+already waiting for the harness each time it looked, so a run held by the harness shows it.
 """
 
 from __future__ import annotations
@@ -39,16 +43,20 @@ async def create_pods_steadily(client: ApiClient, informer: PodInformer, namespa
 
     informer.hooks.append(on_scheduled)
     seen = 0
+    busy = 0.0  # in the delete and create round trips
+    waiting = 0  # scheduled pods already queued for the harness, summed over the pods it took
     try:
         await create(count)
         progress(f"  createPods: steady state in {namespace} for {duration_s:g} s")
         deadline = time.monotonic() + duration_s
         while (left := deadline - time.monotonic()) > 0:
+            waiting += scheduled.qsize()
             try:
                 pod = await asyncio.wait_for(scheduled.get(), left)
             except TimeoutError:
                 break
             seen += 1
+            began = time.monotonic()
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
             resp = await client.request("DELETE", path, params={"gracePeriodSeconds": 0,
                                                                 "propagationPolicy": "Background"})
@@ -57,9 +65,13 @@ async def create_pods_steadily(client: ApiClient, informer: PodInformer, namespa
             if not resp.ok and resp.status != 404:
                 raise ApiError.from_response(resp.status, resp.body, method="DELETE", path=path)
             await create(1)
+            busy += time.monotonic() - began
     finally:
         informer.hooks.remove(on_scheduled)
-    progress(f"  createPods: {seen} pod(s) got scheduled in {namespace} in the steady state")
+    per_pod = f"{1000 * busy / seen:.0f} ms" if seen else "-"
+    progress(f"  createPods: {seen} pod(s) got scheduled in {namespace} in the steady state; the harness's "
+             f"delete + create took {per_pod} a pod ({100 * busy / duration_s:.0f} % of the window), "
+             f"{waiting / seen if seen else 0:.1f} scheduled pod(s) waiting for it on average")
     if seen == 0:
         raise RuntimeError("no pod at all got scheduled, either because of a problem or because the test "
                            "interval was too small")
