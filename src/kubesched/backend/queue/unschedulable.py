@@ -93,6 +93,8 @@ class UnschedulablePods:
         if not self._narrowings:
             return
         keys = tuple(n.pod_keys(info.pod) for n in self._narrowings)
+        if not any(keys):
+            return
         self._keys[uid] = keys
         for narrowing, pod_keys in zip(self._narrowings, keys, strict=True):
             index = self._index[narrowing]

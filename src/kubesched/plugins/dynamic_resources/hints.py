@@ -64,8 +64,13 @@ def _claim_keys(old: Any, new: Any) -> frozenset[tuple[str, str]] | None:
     return frozenset({(new.metadata.namespace, new.metadata.name)})
 
 
+_NONE: frozenset[tuple[str, str]] = frozenset()
+
+
 def _pod_claim_keys(pod: Pod) -> frozenset[tuple[str, str]]:
     """What _may_use accepts: (namespace, name) of each claim the pod names or was given."""
+    if not pod.spec.resource_claims and not pod.status.resource_claim_statuses:
+        return _NONE  # most pods: asked on every park
     ns = pod.metadata.namespace
     names = {entry.resource_claim_name for entry in pod.spec.resource_claims}
     names.update(status.resource_claim_name for status in pod.status.resource_claim_statuses or ())

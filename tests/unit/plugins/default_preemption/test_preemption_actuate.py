@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from kubesched.backend.queue import FakeClock, SchedulingQueue
+from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.handle import Handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -273,3 +275,37 @@ def test_no_victim_to_delete_holds_nothing() -> None:
     assert pl.pre_enqueue(preemptor()) is None
     spawned.run()
     assert api.deleted == []
+
+
+def test_a_deletion_moves_a_held_preemptor_only_once_its_gate_would_open() -> None:
+    # Each deletion used to take every held preemptor out of unschedulablePods and PreEnqueue put
+    # it back: the hint asks the gate first, and a pod still held stays where it is.
+    api, spawned = Api(), Spawned()
+    vs = victims(2)
+    pods = Pods({v.key: v.pod for v in vs})
+    pl = DefaultPreemption(handle=Handle(pods=pods, delete_victim=api.delete, disrupt_victim=api.disrupt,
+                                         spawn=spawned.spawn))
+    queue = SchedulingQueue(FakeClock(1000.0), plugin_events={"default-scheduler": {pl.name: pl.events_to_register()}},
+                            pre_enqueue={"default-scheduler": [pl]})
+    moves: list[tuple[str, str]] = []
+    queue.on_incoming = lambda where, event: moves.append((where, event))
+    p = preemptor()
+    queue.add(p)
+    info = queue.pop_nowait()
+    assert info is not None
+    pl.executor.actuate(p, Candidate("n1", vs))
+    spawned.run()
+    info.unschedulable_plugins = {"NodeResourcesFit"}
+    queue.add_unschedulable_if_not_present(info)
+    queue.activate([p])  # into activeQ it would go; PreEnqueue holds it
+    assert queue.where(info.uid) == "unschedulable"
+    assert info.unschedulable_plugins == {pl.name}
+    moves.clear()
+    other = make_pod("other").uid("uid-other").node("n2").obj()
+    for gone in (other, vs[0].pod):
+        pods.by_key.pop(f"default/{gone.metadata.name}", None)
+        assert queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, objects=(gone, None)) == 0
+    assert moves == []  # never taken out and put back
+    del pods.by_key[vs[1].key]
+    assert queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, objects=(vs[1].pod, None)) == 1
+    assert queue.where(info.uid) in ("active", "backoff")
