@@ -231,16 +231,23 @@ class Spawned:
         asyncio.run(all_of())
 
 
-def test_the_preemptor_is_held_from_the_post_filter_on_until_the_informer_has_the_last_victim_gone() -> None:
-    # The failure handler requeues the preemptor right after the cycle, before the writes have
-    # started; held only once they had, it went back to the queue and preempted the same victims again.
+def preempting(n: int, actuate: bool = True) -> tuple[Api, Spawned, list[PodInfo], Pods, DefaultPreemption]:
+    """A plugin over an informer holding `n` victims on n1; the preemptor's candidate actuated."""
     api, spawned = Api(), Spawned()
-    vs = victims(3)
+    vs = victims(n)
     pods = Pods({v.key: v.pod for v in vs})
     pl = DefaultPreemption(handle=Handle(pods=pods, delete_victim=api.delete, disrupt_victim=api.disrupt,
                                          spawn=spawned.spawn))
+    if actuate:
+        pl.executor.actuate(preemptor(), Candidate("n1", vs))
+    return api, spawned, vs, pods, pl
+
+
+def test_the_preemptor_is_held_from_the_post_filter_on_until_the_informer_has_the_last_victim_gone() -> None:
+    # The failure handler requeues the preemptor right after the cycle, before the writes have
+    # started; held only once they had, it went back to the queue and preempted the same victims again.
+    api, spawned, vs, pods, pl = preempting(3)
     p = preemptor()
-    pl.executor.actuate(p, Candidate("n1", vs))
     held = pl.pre_enqueue(p)
     assert held is not None
     assert held.message() == WAITING
@@ -280,11 +287,7 @@ def test_no_victim_to_delete_holds_nothing() -> None:
 def test_a_deletion_moves_a_held_preemptor_only_once_its_gate_would_open() -> None:
     # Each deletion used to take every held preemptor out of unschedulablePods and PreEnqueue put
     # it back: the hint asks the gate first, and a pod still held stays where it is.
-    api, spawned = Api(), Spawned()
-    vs = victims(2)
-    pods = Pods({v.key: v.pod for v in vs})
-    pl = DefaultPreemption(handle=Handle(pods=pods, delete_victim=api.delete, disrupt_victim=api.disrupt,
-                                         spawn=spawned.spawn))
+    _, spawned, vs, pods, pl = preempting(2, actuate=False)
     queue = SchedulingQueue(FakeClock(1000.0), plugin_events={"default-scheduler": {pl.name: pl.events_to_register()}},
                             pre_enqueue={"default-scheduler": [pl]})
     moves: list[tuple[str, str]] = []
