@@ -14,9 +14,11 @@ scheduling cycle never calls into this module.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Nominator
+from kubesched.framework.interface import PreFilterPlugin
 from kubesched.framework.runtime.profile import Profile
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -32,15 +34,27 @@ def yielded_to(nominator: Nominator, node: str, pod: PodInfo) -> list[PodInfo]:
     return [pi for pi in found if pi.pod.spec.priority >= prio and pi.pod.metadata.uid != uid]
 
 
+# (id of a profile's PreFilter tuple, method) -> (that tuple, its plugins with the method): every
+# node with nominated pods asks, every cycle, and most plugins have neither extension.
+_EXTENSIONS: dict[tuple[int, str], tuple[tuple[PreFilterPlugin, ...], tuple[tuple[PreFilterPlugin, Any], ...]]] = {}
+
+
+def _extensions(plugins: tuple[PreFilterPlugin, ...], method: str) -> tuple[tuple[PreFilterPlugin, Any], ...]:
+    found = _EXTENSIONS.get((id(plugins), method))
+    if found is None or found[0] is not plugins:
+        if len(_EXTENSIONS) >= 64:
+            _EXTENSIONS.clear()  # profiles built again and again (tests, reconfiguration)
+        exts = tuple((pl, ext) for pl in plugins if callable(ext := getattr(pl, method, None)))
+        found = _EXTENSIONS[id(plugins), method] = (plugins, exts)
+    return found[1]
+
+
 def run_extension(profile: Profile, state: CycleState, method: str, pod: PodInfo, other: PodInfo,
                   node: NodeInfo) -> Status | None:
     """RunPreFilterExtensionAddPod ("add_pod") / RemovePod ("remove_pod") over the PreFilter plugins
     that have the extension and did not skip; None, or an error status naming the plugin."""
-    for pl in profile.pre_filter:
+    for pl, ext in _extensions(profile.pre_filter, method):
         if pl.name in state.skip_filter_plugins:
-            continue
-        ext = getattr(pl, method, None)
-        if not callable(ext):
             continue
         s = ext(state, pod, other, node)
         if s is not None and s.code != Code.SUCCESS:

@@ -113,7 +113,7 @@ class NodeResourcesFit:
         # weight-sum guard covers them.
         fast = strategy in (LEAST_ALLOCATED, MOST_ALLOCATED) and all(w > 0 for w in self.weights)
         self._cpu_mem = positions if fast else None
-        self._statuses: dict[tuple[tuple[str, ...], bool], Status] = {}
+        self._statuses: dict[tuple[tuple[str, bool], ...], Status] = {}
         self.classes = classes
         self.devices = devices
 
@@ -137,11 +137,13 @@ class NodeResourcesFit:
         return found if found is not None else self._compute_mapped(pod)
 
     def _status(self, found: list[tuple[str, bool]]) -> Status:
-        key = (tuple(r for r, _ in found), any(u for _, u in found))
+        # Keyed by the (reason, unresolvable) pairs as found: every node of a cycle that rejects
+        # asks, so nothing is derived before the lookup.
+        key = tuple(found)
         status = self._statuses.get(key)
         if status is None:
-            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key[1] else Code.UNSCHEDULABLE
-            status = self._statuses[key] = Status(code, *key[0])
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(u for _, u in found) else Code.UNSCHEDULABLE
+            status = self._statuses[key] = Status(code, *(r for r, _ in found))
         return status
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
