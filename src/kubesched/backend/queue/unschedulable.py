@@ -5,6 +5,9 @@ per claim change, that is most of a cycle's time. A plugin whose hint can only q
 event's object names (DynamicResources: the pods that reference a claim) says so with an
 EventNarrowing, and the queue then asks only the pods indexed under the event's keys, plus those
 no plugin's hint can decide for (rejected by none, or of a profile the queue does not know).
+kube-scheduler v1.37 has the same idea behind its alpha SchedulerPreQueueingHints gate (off by
+default: a PreQueueingHintFn names the pods an event concerns); kubesched's is on, and changes no
+decision (tests/unit/backend/test_unschedulable_narrowing.py checks the moves against asking all).
 """
 
 from __future__ import annotations
