@@ -325,7 +325,7 @@ class SchedulingQueue:
         if not self._unschedulable:
             return 0
         hints = None if objects is None or interest is None else self._hints_for(event)
-        asked = self._unschedulable.values() if hints is None else self._asked(event, objects)
+        asked = self._unschedulable.values() if objects is None or hints is None else self._asked(event, objects)
         moving = [i for i in asked
                   if (pre_check is None or pre_check(i.pod)) and _worth_requeuing(i, interest)
                   and (hints is None or hinted(i, hints, objects))]
@@ -359,14 +359,14 @@ class SchedulingQueue:
                 for profile, plugins in self._plugin_events.items()}
         return self._interest[event]
 
-    def _asked(self, event: ClusterEvent, objects: tuple[Any, Any] | None) -> Iterable[QueuedPodInfo]:
+    def _asked(self, event: ClusterEvent, objects: tuple[Any, Any]) -> Iterable[QueuedPodInfo]:
         """The unschedulable pods an event's hints must be asked about: those its narrowing keeps
         (when every registration matching it narrows alike), else all."""
         if event in self._narrowing:
             narrowing = self._narrowing[event]
         else:
             narrowing = self._narrowing[event] = self._narrowing_of(event)
-        if narrowing is None or objects is None:
+        if narrowing is None:
             return self._unschedulable.values()
         try:
             keys = narrowing.event_keys(*objects)
@@ -379,8 +379,8 @@ class SchedulingQueue:
         assert self._plugin_events is not None
         found = {narrowing_of(r) for plugins in self._plugin_events.values() for events in plugins.values()
                  for r in events if r.matches(event)}
-        only = found.pop() if len(found) == 1 else None
-        return only if only is not None and self._unschedulable.knows(only) else None
+        # Every narrowing found here was given to the index when the queue was built.
+        return found.pop() if len(found) == 1 else None
 
     def _hints_for(self, event: ClusterEvent) -> Hints:
         found = self._hints.get(event)

@@ -12,7 +12,7 @@ decision (tests/unit/backend/test_unschedulable_narrowing.py checks the moves ag
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from typing import Any
 
 from kubesched.backend.queue.queued_pod import QueuedPodInfo
@@ -41,9 +41,6 @@ class UnschedulablePods:
 
     def __contains__(self, uid: object) -> bool:
         return uid in self._pods
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._pods)
 
     def values(self) -> Collection[QueuedPodInfo]:
         return self._pods.values()
@@ -86,9 +83,6 @@ class UnschedulablePods:
         for key in keys:
             uids.update(index.get(key, ()))
         return [self._pods[uid] for uid in sorted(uids, key=self._order.__getitem__)]
-
-    def knows(self, narrowing: EventNarrowing) -> bool:
-        return narrowing in self._index
 
     def _reindex(self, uid: str, info: QueuedPodInfo) -> None:
         if not info.rejected() or (self._profiles is not None and info.pod.spec.scheduler_name not in self._profiles):
