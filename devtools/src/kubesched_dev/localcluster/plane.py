@@ -59,6 +59,8 @@ class Cluster:
     runtime_config: str = ""
     # Admission plugins kube-apiserver runs without, beyond the two every plane drops.
     admission_off: tuple[str, ...] = ()
+    # kube-controller-manager's `--controllers` (empty: its default, every on-by-default one).
+    controllers: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -107,12 +109,14 @@ def list_clusters() -> list[Cluster]:
 
 def up(name: str, topology: Topology, *, default_scheduler: bool = True, api_port: int | None = None,
        progress: Progress = print, ready_timeout: float = 120.0, feature_gates: str = "",
-       runtime_config: str = "", admission_off: tuple[str, ...] = ()) -> Cluster:
+       runtime_config: str = "", admission_off: tuple[str, ...] = (),
+       controllers: tuple[str, ...] = ()) -> Cluster:
     """Start the cluster `name`. `feature_gates` (K=V,...) goes to kube-apiserver,
     kube-controller-manager and kube-scheduler, `runtime_config` (group/version=true,...) to
     kube-apiserver: a beta API such as scheduling.k8s.io/v1beta1 is served only when named there.
     `admission_off` names admission plugins kube-apiserver also runs without (scheduler_perf's
-    apiserver has no Priority plugin, so its templates set spec.priority with no PriorityClass)."""
+    apiserver has no Priority plugin, so its templates set spec.priority with no PriorityClass).
+    `controllers` limits kube-controller-manager to those named (scheduler_perf runs only a few)."""
     _validate_name(name)
     feature_gates = _validate_pairs("--feature-gates", feature_gates)
     runtime_config = _validate_pairs("--runtime-config", runtime_config)
@@ -133,7 +137,7 @@ def up(name: str, topology: Topology, *, default_scheduler: bool = True, api_por
     cluster = Cluster(name=name, dir=str(cluster_dir(name)), owner_pid=os.getpid(), topology=topology.name,
                       node_count=len(topology.nodes), default_scheduler=default_scheduler,
                       started_at=time.time(), feature_gates=feature_gates, runtime_config=runtime_config,
-                      admission_off=tuple(admission_off))
+                      admission_off=tuple(admission_off), controllers=tuple(controllers))
     cluster.path.mkdir(parents=True)
     try:
         _start(cluster, bins, topology, api_port, progress, ready_timeout)
@@ -301,6 +305,7 @@ def _start(cluster: Cluster, bins: Path, topology: Topology, api_port: int | Non
         "--leader-elect=false", "--kube-api-qps=1000", "--kube-api-burst=2000", "--bind-address=127.0.0.1",
         f"--secure-port={ports['kube-controller-manager']}", f"--cert-dir={pki_dir / 'kcm'}",
         "--use-service-account-credentials=false", "--concurrent-job-syncs=20", "--v=1",
+        *([f"--controllers={','.join(cluster.controllers)}"] if cluster.controllers else []),
         *_gate_args(cluster)])
     if cluster.default_scheduler:
         config = d / "kube-scheduler.yaml"

@@ -13,7 +13,6 @@ import yaml
 from kubesched.api import ApiClient
 from kubesched_dev.bench.perf import gotemplate
 
-KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery util/rand.String's
 # libyaml's parser where PyYAML has it: a run renders thousands of objects (claims, slices) and
 # the pure-Python one costs milliseconds each.
@@ -53,17 +52,15 @@ def base_node(prefix: str) -> dict[str, Any]:
 
 
 def named_node(node: dict[str, Any]) -> dict[str, Any]:
-    """As the node preparer: a name chosen up front (so the hostname label can carry it), and here
-    kwok's annotation, so that kwok keeps the node's lease and Ready condition fresh and the
-    controller manager's node lifecycle controller leaves it untainted, as no such controller
-    runs in scheduler_perf."""
+    """As the node preparer: a name chosen up front (so the hostname label can carry it). No kwok
+    annotation: as in scheduler_perf, nothing heartbeats the node and no node lifecycle controller
+    runs (runner.CONTROLLERS), so it stays as created, Ready, and its pods are never run."""
     meta = node.setdefault("metadata", {})
     name = meta.get("name") or meta.get("generateName", "") + "".join(
         random.choices(_ALPHABET, k=5))
     meta["name"] = name
     meta.pop("generateName", None)
     meta.setdefault("labels", {})["kubernetes.io/hostname"] = name
-    meta.setdefault("annotations", {})[KWOK_ANNOTATION] = "fake"
     return node
 
 
