@@ -633,3 +633,52 @@ def test_unschedulable_flush_is_the_unschedulable_timeout_event(clock: FakeClock
     clock.step(300.5)
     assert q.flush_unschedulable_leftover() == 1
     assert seen == [("active", "UnschedulableTimeout")]
+
+
+class _Named(_Hold):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+def test_a_gated_pod_still_gated_stays_where_it_is(clock: FakeClock) -> None:
+    """moveToActiveQ runs PreEnqueue; still gated, addOrUpdate keeps the entry: no incoming count
+    (kube-scheduler's recordIncomingEntitiesMetrics runs only for a new entry). Before the change
+    each event that asked a gated pod counted it into unschedulablePods again."""
+    hold = _Hold()
+    hold.held.add("a")
+    q = SchedulingQueue(clock, pre_enqueue={"kubesched": [hold]})
+    seen: list[tuple[str, str]] = []
+    q.on_incoming = lambda queue, event: seen.append((queue, event))
+    q.add(make_pod("a"))
+    assert seen == [("unschedulable", "UnscheduledPodAdd")]
+    for _ in range(3):
+        assert q.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE) == 0
+    assert seen == [("unschedulable", "UnscheduledPodAdd")]
+    assert q.where(make_pod("a").metadata.uid) == "unschedulable"
+    hold.held.clear()
+    assert q.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE) == 1
+    assert seen[-1] == ("active", "AssignedPodDelete")
+    assert pop_all(q) == ["a"]
+
+
+def test_the_gating_plugin_is_asked_first(clock: FakeClock) -> None:
+    """runPreEnqueuePluginsForPod: the plugin that gated the pod runs first and, still rejecting,
+    alone; the pod stays gated by it even when a plugin before it in the profile would now reject."""
+    first, second = _Named("First"), _Named("Second")
+    second.held.add("a")
+    q = SchedulingQueue(clock, pre_enqueue={"kubesched": [first, second]})
+    q.add(make_pod("a"))
+    info = q._unschedulable.get(make_pod("a").metadata.uid)
+    assert info is not None
+    assert info.gated
+    assert info.unschedulable_plugins == {"Second"}
+    first.held.add("a")
+    first.asked = second.asked = 0
+    q.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
+    assert (first.asked, second.asked) == (0, 1)
+    assert info.unschedulable_plugins == {"Second"}
+    second.held.clear()
+    q.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
+    assert (first.asked, second.asked) == (1, 2)
+    assert info.unschedulable_plugins == {"First"}

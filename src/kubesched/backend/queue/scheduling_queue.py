@@ -153,6 +153,8 @@ class SchedulingQueue:
         self._pop_from_backoff = pop_from_backoff
 
         self._pre_enqueue = {profile: tuple(plugins) for profile, plugins in (pre_enqueue or {}).items()}
+        # (profile, gating plugin) -> the profile's PreEnqueue plugins, that one first.
+        self._gate_orders: dict[tuple[str, str], tuple[PreEnqueuePlugin, ...]] = {}
         self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_sort_key(queue_sort))
         self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._backoff_key)
         self._error_backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._error_backoff_key)
@@ -555,9 +557,22 @@ class SchedulingQueue:
 
     def _requeue_all(self, infos: Sequence[QueuedPodInfo], event: str) -> int:
         """Unschedulable pods out after backoff (each gated again stays); how many left."""
+        moved = 0
         for info in infos:
+            if info.gated and not self._is_backing_off(info):
+                # On its way to activeQ PreEnqueue runs, the gating plugin first: still gated, the
+                # pod stays where it is, as kube-scheduler's addOrUpdate keeps it, counted as
+                # incoming nowhere. Every member of a gang below minCount is asked at each
+                # member's arrival, so this path is the common one.
+                if self._gate(info):
+                    info.was_flushed_from_unschedulable = False
+                    continue
+                del self._unschedulable[info.uid]
+                moved += self._requeue(info, _Strategy.AFTER_BACKOFF, event, gate=False) != "unschedulable"
+                continue
             del self._unschedulable[info.uid]
-        return sum(self._requeue(info, _Strategy.AFTER_BACKOFF, event) != "unschedulable" for info in infos)
+            moved += self._requeue(info, _Strategy.AFTER_BACKOFF, event) != "unschedulable"
+        return moved
 
     def _park(self, info: QueuedPodInfo, event: str) -> str:
         """Into unschedulablePods (counted as incoming only when it was not there yet)."""
@@ -567,12 +582,13 @@ class SchedulingQueue:
             self.on_incoming("unschedulable", event)
         return "unschedulable"
 
-    def _requeue(self, info: QueuedPodInfo, strategy: _Strategy, event: str) -> str:
+    def _requeue(self, info: QueuedPodInfo, strategy: _Strategy, event: str, gate: bool = True) -> str:
+        """`gate` False: PreEnqueue has just passed it."""
         if strategy is _Strategy.SKIP:
             return self._park(info, event)
         if self._is_backing_off(info):
             heap = self._backoff if info.rejected() else self._error_backoff
-            if self._pop_from_backoff and self._gate(info):
+            if gate and self._pop_from_backoff and self._gate(info):
                 # kube-scheduler's moveToBackoffQ: a pod may leave backoffQ straight for a cycle, so
                 # PreEnqueue runs on the way in (a preemptor whose victims are still going stays out).
                 info.was_flushed_from_unschedulable = False
@@ -584,7 +600,7 @@ class SchedulingQueue:
             if self._pop_from_backoff:
                 self._wakeup.set()
             return "backoff"
-        return "active" if self._add_active(info, event) else "unschedulable"
+        return "active" if self._add_active(info, event, gate=gate) else "unschedulable"
 
     def _add_active(self, info: QueuedPodInfo, event: str, gate: bool = True) -> bool:
         """Into activeQ, unless a PreEnqueue plugin gates it (then unschedulablePods): whether it went."""
@@ -605,8 +621,18 @@ class SchedulingQueue:
     def _gate(self, info: QueuedPodInfo) -> bool:
         """Run the profile's PreEnqueue plugins, as kube-scheduler does before every move to
         activeQ; a rejection keeps the pod gated until an event its plugin registered."""
-        plugins = self._pre_enqueue.get(info.pod.spec.scheduler_name, ())
+        profile = info.pod.spec.scheduler_name
+        plugins = self._pre_enqueue.get(profile, ())
         rec = sampled(self.plugin_recorder, self.sample_rng) if plugins and self.plugin_recorder else None
+        if info.gated and len(plugins) > 1 and len(info.unschedulable_plugins) == 1:
+            # runPreEnqueuePluginsForPod: the plugin that gated the pod runs first, so a pod
+            # still held by it stays held by it, whatever the plugins before it would say now.
+            [gating] = info.unschedulable_plugins
+            order = self._gate_orders.get((profile, gating))
+            if order is None:
+                order = self._gate_orders[(profile, gating)] = (
+                    *(pl for pl in plugins if pl.name == gating), *(pl for pl in plugins if pl.name != gating))
+            plugins = order
         for pl in plugins:
             status = pl.pre_enqueue(info.pod) if rec is None else timed(
                 rec, pl.name, "PreEnqueue", pl.pre_enqueue, info.pod)
@@ -614,7 +640,8 @@ class SchedulingQueue:
                 info.gated = True
                 info.unschedulable_plugins = {pl.name}
                 info.pending_plugins = frozenset()
-                log.debug("pod %s gated by %s: %s", info.key, pl.name, status.message())
+                if log.isEnabledFor(logging.DEBUG):
+                    log.debug("pod %s gated by %s: %s", info.key, pl.name, status.message())
                 return True
         if info.gated:
             info.gated = False

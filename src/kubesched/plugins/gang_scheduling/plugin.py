@@ -13,6 +13,7 @@ from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    EventNarrowing,
     EventResource,
     QueueingHint,
     Registration,
@@ -43,6 +44,28 @@ def placement_feasible(pod_group: PodGroup, remaining: int, scheduled: int) -> S
     return min_count_feasible("minCount", pod_group.min_count, remaining, scheduled, NAME)
 
 
+_NONE: frozenset[tuple[str, str]] = frozenset()
+
+
+def _pod_group_keys(pod: Pod) -> frozenset[tuple[str, str]]:
+    name = pod_group_name(pod)
+    return _NONE if name is None else frozenset({(pod.metadata.namespace, name)})
+
+
+def _added_pod_group(old: Any, new: Any) -> frozenset[tuple[str, str]] | None:
+    return _pod_group_keys(new) if isinstance(new, Pod) else None
+
+
+def _event_group(old: Any, new: Any) -> frozenset[tuple[str, str]] | None:
+    return frozenset({(new.metadata.namespace, new.metadata.name)}) if isinstance(new, PodGroup) else None
+
+
+# The hints below say QUEUE only for a pod of the added pod's, or the PodGroup's, own group: the
+# queue asks those alone, not every waiting pod of every gang at each member's arrival.
+_ADDED_POD = EventNarrowing("GangScheduling/added pod", _added_pod_group, _pod_group_keys)
+_POD_GROUP = EventNarrowing("GangScheduling/pod group", _event_group, _pod_group_keys)
+
+
 class GangScheduling:
     name = NAME
 
@@ -56,10 +79,14 @@ class GangScheduling:
     def events_to_register(self) -> tuple[Registration, ...]:
         # schedulingGroup is immutable: no pod update can complete a gang.
         return (
-            ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD), self._after_pod_added),
-            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD), self._after_pod_added),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.ADD), self._after_group_added),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE), self._after_group_updated),
+            ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD), self._after_pod_added,
+                                 _ADDED_POD),
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD), self._after_pod_added,
+                                 _ADDED_POD),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.ADD), self._after_group_added,
+                                 _POD_GROUP),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE), self._after_group_updated,
+                                 _POD_GROUP),
         )
 
     @staticmethod

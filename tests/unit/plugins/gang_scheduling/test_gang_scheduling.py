@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import QueueingHint
+from kubesched.framework.events import ActionType, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.handle import Handle
 from kubesched.framework.pod_groups import PodGroupState, pod_group_key
 from kubesched.framework.status import Code, Status
@@ -179,3 +179,29 @@ def test_after_pod_group_added(added: PodGroup, want: QueueingHint) -> None:
 ])
 def test_after_pod_group_updated(pod: Pod, old: PodGroup, new: PodGroup, want: QueueingHint) -> None:
     assert GangScheduling._after_group_updated(pod, old, new) is want
+
+
+_WAITING = [P1, P4, BASIC, NON_GANG, make_pod("p9", "ns2").pod_group("pg1").obj()]
+_ADDED = [None, P2, P5, NON_GANG, make_pod("p8", "ns2").pod_group("pg1").obj(),
+          make_pod("p7", "ns1").pod_group("pg1").node("n").obj(), "not-a-pod"]
+_GROUPS = [None, _pg("pg1"), _pg("pg1", min_count=2), _pg("pg2"), _pg("pg1", "ns2"), _pg("pg3", min_count=None),
+           "not-a-group"]
+
+
+@pytest.mark.parametrize("pod", [pytest.param(p, id=p.metadata.name) for p in _WAITING])
+def test_the_group_narrowings_leave_out_only_pods_the_hints_skip(pod: Pod) -> None:
+    """The EventNarrowing contract: a pod none of whose keys the event names gets QUEUE_SKIP."""
+    regs = {(r.event.resource, r.event.action_type): r for r in GangScheduling(Handle()).events_to_register()
+            if isinstance(r, ClusterEventWithHint)}
+    cases: list[tuple[EventResource, ActionType, object, object]] = [
+        (EventResource.UNSCHEDULED_POD, ActionType.ADD, None, new) for new in _ADDED]
+    cases += [(EventResource.ASSIGNED_POD, ActionType.ADD, None, new) for new in _ADDED]
+    cases += [(EventResource.POD_GROUP, ActionType.ADD, None, new) for new in _GROUPS]
+    cases += [(EventResource.POD_GROUP, ActionType.UPDATE, old, new) for old in _GROUPS for new in _GROUPS]
+    for resource, action, old, new in cases:
+        reg = regs[(resource, action)]
+        assert reg.narrowing is not None
+        assert reg.hint is not None
+        keys = reg.narrowing.event_keys(old, new)
+        if keys is not None and not keys & reg.narrowing.pod_keys(pod):
+            assert reg.hint(pod, old, new) is QueueingHint.QUEUE_SKIP, (resource, action, old, new)
