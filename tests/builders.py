@@ -162,8 +162,9 @@ class PodBuilder:
         self._pod.spec.init_containers.append(c)
         return self
 
-    def overhead(self, cpu: str | None = None, memory: str | None = None) -> Self:
-        self._pod.spec.overhead = _res(cpu, memory, {})
+    def overhead(self, cpu: str | None = None, memory: str | None = None, **extra: str) -> Self:
+        """extra as in req(): example_com__gpu="1"."""
+        self._pod.spec.overhead = _res(cpu, memory, _names(extra))
         return self
 
     def pod_requests(self, cpu: str | None = None, memory: str | None = None) -> Self:

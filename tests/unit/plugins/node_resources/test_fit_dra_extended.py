@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import QueueingHint
+from kubesched.framework.events import ActionType, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.model.objects import ObjectMeta, Pod
@@ -126,14 +126,34 @@ MEMORY_POD = make_pod("p").req(memory="2").obj()
                  id="queue-on-class-add-with-extended-resource-name"),
     pytest.param(_scalar_pod(GPU), _class(extended=GPU + "1"), _class(extended=GPU), QueueingHint.QUEUE,
                  id="queue-on-class-update-with-extended-resource-name"),
+    # By hand from isSchedulableAfterDeviceClassEvent: an update that keeps the name is skipped
+    # before the pod's requests are read, even when the pod asks for that very name.
+    pytest.param(_scalar_pod(GPU), _class(extended=GPU), _class(extended=GPU), QueueingHint.QUEUE_SKIP,
+                 id="skip-on-class-update-keeping-the-name-the-pod-asks-for"),
+    # resource.PodRequests adds the pod's overhead: a name asked only there is asked.
+    pytest.param(make_pod("p").overhead(example_com__gpu="1").obj(), None,
+                 _class(extended=GPU), QueueingHint.QUEUE, id="queue-on-class-add-with-the-name-in-the-overhead"),
 ])
 def test_after_device_class_event(pod: Pod, old: Any, new: Any, want: QueueingHint) -> None:
     assert after_device_class_event(pod, old, new) == want
 
 
-def test_device_class_events_are_registered() -> None:
-    labels = [e.label for e in _fit([]).events_to_register()]
-    assert any("DeviceClass" in label for label in labels)
+def test_events_to_register() -> None:
+    """TestEventsToRegister's cases for DRAExtendedResource and InPlacePodVerticalScaling (both on
+    in v1.37: kube-scheduler's list is the union), and the DeviceClass event carries its hint."""
+    regs = _fit([]).events_to_register()
+    got = {(r.event.resource, r.event.action_type) if isinstance(r, ClusterEventWithHint)
+           else (r.resource, r.action_type) for r in regs}
+    assert got == {
+        (EventResource.ASSIGNED_POD, ActionType.DELETE),
+        (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+        (EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+        (EventResource.TARGET_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+        (EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+    }
+    [device_class] = [r for r in regs if isinstance(r, ClusterEventWithHint)
+                      and r.event.resource == EventResource.DEVICE_CLASS]
+    assert device_class.hint is after_device_class_event
 
 
 def test_status_codes_unchanged_without_classes() -> None:

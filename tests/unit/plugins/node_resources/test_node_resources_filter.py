@@ -32,6 +32,13 @@ SMALL = make_node("n").capacity(cpu="1", memory="1Gi", pods="2", example_com__gp
                  id="init-container-counts"),
     pytest.param(make_pod("p").req(cpu="900m").overhead(cpu="200m"), (), (UNRESOLVABLE, ("Insufficient cpu",)),
                  id="overhead-counts"),
+    # fitsRequest checks cpu, memory and ephemeral-storage only when the pod asks for them
+    # (`podRequest.MilliCPU > 0 && ...`): a node its pods over-commit (allocatable shrunk under
+    # them) still takes a pod that asks for none of the three.
+    pytest.param(make_pod("p"), (make_pod("q").req(cpu="1500m", memory="2Gi"),), None,
+                 id="no-request-fits-an-over-committed-node"),
+    pytest.param(make_pod("p").req(memory="1Mi"), (make_pod("q").req(cpu="1500m"),), None,
+                 id="memory-only-fits-a-cpu-over-committed-node"),
 ])
 def test_node_resources_fit(pod: PodBuilder, existing: tuple[PodBuilder, ...], want: object) -> None:
     assert verdict(run_filter(node_resources_fit.NodeResourcesFit(), pod, SMALL, existing)) == want
