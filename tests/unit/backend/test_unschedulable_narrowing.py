@@ -32,9 +32,16 @@ def _hint(pod: Pod, old: Any, new: Any) -> QueueingHint:
     return QueueingHint.QUEUE if new in (EVERYONE, _claim_of(pod)) else QueueingHint.QUEUE_SKIP
 
 
+def _other_hint(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    return QueueingHint.QUEUE if new in (EVERYONE, "c3") else QueueingHint.QUEUE_SKIP
+
+
 def _plugin_events(narrowing: EventNarrowing | None) -> dict[str, dict[str, tuple[events.Registration, ...]]]:
+    # "Other" is interested in the claim events too, without a narrowing: the event still asks
+    # only Claims' pods under its keys, and all of Other's.
     return {"kubesched": {"Claims": (ClusterEventWithHint(CLAIM_EVENT, _hint, narrowing),),
-                          "Fit": (events.NODE_ADD,)}}
+                          "Fit": (events.NODE_ADD,),
+                          "Other": (ClusterEventWithHint(CLAIM_EVENT, _other_hint),)}}
 
 
 def make_pod(name: str, claim: str | None, scheduler: str = "kubesched") -> Pod:
@@ -101,7 +108,7 @@ _NAMES = [f"p{i}" for i in range(6)]
 _CLAIMS = st.sampled_from(["c1", "c2", "c3"])
 _OPS = st.one_of(
     st.tuples(st.just("park"), st.sampled_from(_NAMES), st.none() | _CLAIMS,
-              st.frozensets(st.sampled_from(["Claims", "Fit", "Gone"]), max_size=2), st.booleans()),
+              st.frozensets(st.sampled_from(["Claims", "Fit", "Gone", "Other"]), max_size=2), st.booleans()),
     st.tuples(st.just("claim"), st.sampled_from(["c1", "c2", "c3", "c4", EVERYONE])),
     st.tuples(st.just("node"),),
     st.tuples(st.just("relabel"), st.sampled_from(_NAMES), st.none() | _CLAIMS),
@@ -110,7 +117,7 @@ _OPS = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(_OPS, max_size=40))
 def test_narrowed_moves_are_the_moves_of_asking_every_pod(ops: list[tuple[Any, ...]]) -> None:
     clocks = [FakeClock(1000.0), FakeClock(1000.0)]

@@ -164,7 +164,7 @@ class SchedulingQueue:
                                {profile: dict(plugins) for profile, plugins in plugin_events.items()})
         self._interest: dict[ClusterEvent, _Interest] = {}
         self._hints: dict[ClusterEvent, Hints] = {}
-        self._narrowing: dict[ClusterEvent, EventNarrowing | None] = {}
+        self._plans: dict[ClusterEvent, tuple[tuple[str, str, EventNarrowing | None], ...]] = {}
         narrowings = {n for plugins in (self._plugin_events or {}).values() for events in plugins.values()
                       for r in events if (n := narrowing_of(r)) is not None}
         self._unschedulable = UnschedulablePods(
@@ -362,27 +362,36 @@ class SchedulingQueue:
         return self._interest[event]
 
     def _asked(self, event: ClusterEvent, objects: tuple[Any, Any]) -> Iterable[QueuedPodInfo]:
-        """The unschedulable pods an event's hints must be asked about: those its narrowing keeps
-        (when every registration matching it narrows alike), else all."""
-        if event in self._narrowing:
-            narrowing = self._narrowing[event]
-        else:
-            narrowing = self._narrowing[event] = self._narrowing_of(event)
-        if narrowing is None:
-            return self._unschedulable.values()
-        try:
-            keys = narrowing.event_keys(*objects)
-        except Exception:  # as a hint's error: ask everyone
-            log.exception("event narrowing %s failed for %s; asking every pod", narrowing.name, event.label)
-            keys = None
-        return self._unschedulable.values() if keys is None else self._unschedulable.candidates(narrowing, keys)
+        """The unschedulable pods an event's hints must be asked about: those a plugin interested
+        in it rejected (of a plugin whose registrations narrow it, those under the event's keys),
+        and those every event asks; the rest would not move (_worth_requeuing, hinted)."""
+        plans = self._plans.get(event)
+        if plans is None:
+            plans = self._plans[event] = self._plans_of(event)
+        keys: dict[EventNarrowing, frozenset[Any] | None] = {}
+        for _, _, narrowing in plans:
+            if narrowing is not None and narrowing not in keys:
+                try:
+                    keys[narrowing] = narrowing.event_keys(*objects)
+                except Exception:  # as a hint's error: its plugin's pods are all asked
+                    log.exception("event narrowing %s failed for %s; asking every pod", narrowing.name, event.label)
+                    keys[narrowing] = None
+        return self._unschedulable.asked(
+            (profile, plugin, narrowing, None if narrowing is None else keys[narrowing])
+            for profile, plugin, narrowing in plans)
 
-    def _narrowing_of(self, event: ClusterEvent) -> EventNarrowing | None:
+    def _plans_of(self, event: ClusterEvent) -> tuple[tuple[str, str, EventNarrowing | None], ...]:
+        """(profile, plugin, its narrowing of the event or None) for each plugin interested in it:
+        a plugin narrows an event when each of its registrations matching it has the same one."""
         assert self._plugin_events is not None
-        found = {narrowing_of(r) for plugins in self._plugin_events.values() for events in plugins.values()
-                 for r in events if r.matches(event)}
-        # Every narrowing found here was given to the index when the queue was built.
-        return found.pop() if len(found) == 1 else None
+        plans = []
+        for profile, plugins in self._plugin_events.items():
+            for name, registrations in plugins.items():
+                found = {narrowing_of(r) for r in registrations if r.matches(event)}
+                if found:
+                    # Every narrowing found here was given to the index when the queue was built.
+                    plans.append((profile, name, found.pop() if len(found) == 1 else None))
+        return tuple(plans)
 
     def _hints_for(self, event: ClusterEvent) -> Hints:
         found = self._hints.get(event)
@@ -564,8 +573,11 @@ class SchedulingQueue:
                 # pod stays where it is, as kube-scheduler's addOrUpdate keeps it, counted as
                 # incoming nowhere. Every member of a gang below minCount is asked at each
                 # member's arrival, so this path is the common one.
+                before = info.unschedulable_plugins, info.pending_plugins
                 if self._gate(info):
                     info.was_flushed_from_unschedulable = False
+                    if (info.unschedulable_plugins, info.pending_plugins) != before:
+                        self._unschedulable.refresh(info.uid)  # held by another plugin now
                     continue
                 del self._unschedulable[info.uid]
                 moved += self._requeue(info, _Strategy.AFTER_BACKOFF, event, gate=False) != "unschedulable"

@@ -1,10 +1,13 @@
-"""unschedulablePods (kube-scheduler's UnschedulablePods), with an index per event narrowing.
+"""unschedulablePods (kube-scheduler's UnschedulablePods), indexed by the plugins that rejected
+each pod and by each event narrowing's keys.
 
 A cluster event asks every waiting pod whether it may now fit; with thousands waiting and an event
-per claim change, that is most of a cycle's time. A plugin whose hint can only queue the pods an
-event's object names (DynamicResources: the pods that reference a claim) says so with an
-EventNarrowing, and the queue then asks only the pods indexed under the event's keys, plus those
-no plugin's hint can decide for (rejected by none, or of a profile the queue does not know).
+per claim change, that is most of a cycle's time. Only a plugin that rejected a pod can queue it
+(isPodWorthRequeuing), so an event asks the pods rejected by a plugin interested in it; and a
+plugin whose hint can only queue the pods an event's object names (DynamicResources: the pods that
+reference a claim; GangScheduling: the pods of a group) says so with an EventNarrowing, and of its
+pods the queue asks only those indexed under the event's keys. Pods no plugin's hint can decide for
+(rejected by none, or of a profile the queue does not know) are asked by every event.
 kube-scheduler v1.37 has the same idea behind its alpha SchedulerPreQueueingHints gate (off by
 default: a PreQueueingHintFn names the pods an event concerns); kubesched's is on, and changes no
 decision (tests/unit/backend/test_unschedulable_narrowing.py checks the moves against asking all).
@@ -12,7 +15,7 @@ decision (tests/unit/backend/test_unschedulable_narrowing.py checks the moves ag
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from kubesched.backend.queue.queued_pod import QueuedPodInfo
@@ -29,6 +32,9 @@ class UnschedulablePods:
         self._keys: dict[str, tuple[frozenset[Any], ...]] = {}
         # Pods every event must ask (see the module's docstring).
         self._always: set[str] = set()
+        # (profile, plugin) -> uids of the pods it rejected (unschedulable or pending plugins)
+        self._by_rejector: dict[tuple[str, str], set[str]] = {}
+        self._rejectors: dict[str, tuple[tuple[str, str], ...]] = {}
         # Insertion order, as the dict keeps it, so narrowed moves go in the order a full scan would.
         self._order: dict[str, int] = {}
         self._next = 0
@@ -84,9 +90,36 @@ class UnschedulablePods:
             uids.update(index.get(key, ()))
         return [self._pods[uid] for uid in sorted(uids, key=self._order.__getitem__)]
 
+    def asked(self, plans: Iterable[tuple[str, str, EventNarrowing | None, frozenset[Any] | None]],
+              ) -> list[QueuedPodInfo]:
+        """The pods an event must ask, in the order they were parked: for each (profile, plugin
+        interested in it, the plugin's narrowing of it, the event's keys under that narrowing),
+        the pods that plugin rejected (only those under the keys, when it narrows and the event
+        has keys); and those every event asks."""
+        uids = set(self._always)
+        for profile, plugin, narrowing, keys in plans:
+            members = self._by_rejector.get((profile, plugin))
+            if not members:
+                continue
+            if narrowing is None or keys is None:
+                uids |= members
+                continue
+            index = self._index[narrowing]
+            for key in keys:
+                keyed = index.get(key)
+                if keyed:
+                    uids.update(keyed & members)
+        return [self._pods[uid] for uid in sorted(uids, key=self._order.__getitem__)]
+
     def _reindex(self, uid: str, info: QueuedPodInfo) -> None:
-        if not info.rejected() or (self._profiles is not None and info.pod.spec.scheduler_name not in self._profiles):
+        profile = info.pod.spec.scheduler_name
+        if not info.rejected() or (self._profiles is not None and profile not in self._profiles):
             self._always.add(uid)
+        else:
+            rejectors = tuple((profile, name) for name in info.unschedulable_plugins | info.pending_plugins)
+            self._rejectors[uid] = rejectors
+            for key in rejectors:
+                self._by_rejector.setdefault(key, set()).add(uid)
         if not self._narrowings:
             return
         keys = tuple(n.pod_keys(info.pod) for n in self._narrowings)
@@ -100,6 +133,11 @@ class UnschedulablePods:
 
     def _unindex(self, uid: str) -> None:
         self._always.discard(uid)
+        for key in self._rejectors.pop(uid, ()):
+            members = self._by_rejector[key]
+            members.discard(uid)
+            if not members:
+                del self._by_rejector[key]
         keys = self._keys.pop(uid, None)
         if keys is None:
             return
