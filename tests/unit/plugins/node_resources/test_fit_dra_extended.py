@@ -24,6 +24,8 @@ from tests.unit.scheduling_helpers import snapshot_with
 RESOURCE_A, RESOURCE_B = "example.com/aaa", "example.com/bbb"
 DRA_RESOURCE = "extended.resource.dra.io/something"
 CLASS = DeviceClass(ObjectMeta(name="device-class-name"), DeviceClassSpec(extended_resource_name=DRA_RESOURCE))
+FIRST_DRA_RESOURCE = "dra.example.com/first"  # sorts before RESOURCE_B
+FIRST_CLASS = DeviceClass(ObjectMeta(name="first"), DeviceClassSpec(extended_resource_name=FIRST_DRA_RESOURCE))
 # makeAllocatableResources(10, 20, 32, 5, 20, 5): extendedResourceA 5, no extendedResourceB.
 NODE = make_node("n").capacity(cpu="10m", memory="20", pods="32", example_com__aaa="5")
 
@@ -61,6 +63,13 @@ def _pod(**requests: str) -> PodBuilder:
     pytest.param(_pod(**{DRA_RESOURCE: "3"}), [CLASS],
                  make_node("n").capacity(cpu="10m", memory="20", pods="32", **{DRA_RESOURCE.replace("/", "__"): "2"}),
                  (UNRESOLVABLE, (f"Insufficient {DRA_RESOURCE}",)), id="mapped-but-in-allocatable"),
+    # shouldDelegateResourceToDRA: allocatable > 0 keeps the device plugin's check, even at 1.
+    pytest.param(_pod(**{DRA_RESOURCE: "2"}), [CLASS],
+                 make_node("n").capacity(cpu="10m", memory="20", pods="32", **{DRA_RESOURCE.replace("/", "__"): "1"}),
+                 (UNRESOLVABLE, (f"Insufficient {DRA_RESOURCE}",)), id="mapped-but-one-in-allocatable"),
+    # A delegated name sorted first does not end the loop over the others.
+    pytest.param(_pod(**{FIRST_DRA_RESOURCE: "1", RESOURCE_B: "1"}), [CLASS, FIRST_CLASS], NODE,
+                 (UNRESOLVABLE, (f"Insufficient {RESOURCE_B}",)), id="delegated-then-an-insufficient-one"),
 ])
 def test_fit_delegates_to_dra(pod: PodBuilder, classes: list[DeviceClass] | None, node: NodeBuilder,
                               want: object) -> None:
