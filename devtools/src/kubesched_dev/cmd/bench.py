@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from dataclasses import asdict
+from types import FrameType
 from pathlib import Path
 
 import click
@@ -33,6 +35,10 @@ def _workloads(value: str) -> list[str]:
         return workloads.parse_kinds(value)
     except workloads.WorkloadError as e:
         raise click.BadParameter(str(e), param_hint="'--workload'") from None
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
 @click.command()
@@ -122,6 +128,9 @@ def bench(workload_arg: str | None, perf_file: Path | None, label: str | None, o
       kubesched bench --workload gang --rounds 2 # scheduler_perf's GangScheduling, 1000 nodes
       kubesched bench --nodes 5000 --pods 50000 --rounds 1 --contenders kube-scheduler,kubesched --restart-check
     """
+    # A TERM (kill, a CI timeout) ends the run as Ctrl-C does, through every `finally`: the
+    # contender stopped and the plane taken down. Its default action left both running.
+    signal.signal(signal.SIGTERM, _interrupted)
     if quick:
         nodes, pods, rounds = None, None, QUICK["rounds"]
     out = out or Path("bench-results") / time.strftime("%Y%m%d-%H%M%S")
