@@ -5,8 +5,8 @@ from __future__ import annotations
 import signal
 import time
 from dataclasses import asdict
-from types import FrameType
 from pathlib import Path
+from types import FrameType
 
 import click
 
