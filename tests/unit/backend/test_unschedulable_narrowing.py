@@ -67,6 +67,11 @@ def _info(pod: Pod, rejectors: frozenset[str] = frozenset({"Claims"})) -> Queued
     return QueuedPodInfo(pod=pod, timestamp=0.0, unschedulable_plugins=rejectors)
 
 
+def _claims_asked(pods: UnschedulablePods, keys: frozenset[str]) -> list[QueuedPodInfo]:
+    """What an event that only Claims is interested in, with these keys, asks."""
+    return pods.asked([("kubesched", "Claims", NARROWING, keys)])
+
+
 def test_candidates_are_the_keyed_pods_and_those_no_hint_decides_in_parking_order() -> None:
     pods = UnschedulablePods([NARROWING], ["kubesched"])
     pods["uid-b"] = _info(make_pod("b", "c1"))
@@ -74,14 +79,14 @@ def test_candidates_are_the_keyed_pods_and_those_no_hint_decides_in_parking_orde
     pods["uid-x"] = _info(make_pod("x", "c1"), rejectors=frozenset())  # an error: every event asks it
     pods["uid-o"] = _info(make_pod("o", None, scheduler="other"))  # a profile the queue does not know
     pods["uid-c"] = _info(make_pod("c", "c1"))
-    assert [i.pod.metadata.name for i in pods.candidates(NARROWING, frozenset({"c1"}))] == ["b", "x", "o", "c"]
-    assert [i.pod.metadata.name for i in pods.candidates(NARROWING, frozenset())] == ["x", "o"]
+    assert [i.pod.metadata.name for i in _claims_asked(pods, frozenset({"c1"}))] == ["b", "x", "o", "c"]
+    assert [i.pod.metadata.name for i in _claims_asked(pods, frozenset())] == ["x", "o"]
     pods["uid-b"] = _info(make_pod("b", "c2"))  # parked again: keeps its place, changes its key
-    assert [i.pod.metadata.name for i in pods.candidates(NARROWING, frozenset({"c2"}))] == ["b", "a", "x", "o"]
+    assert [i.pod.metadata.name for i in _claims_asked(pods, frozenset({"c2"}))] == ["b", "a", "x", "o"]
     del pods["uid-a"]
     assert pods.pop("uid-c") is not None
     assert pods.pop("uid-c") is None
-    assert [i.pod.metadata.name for i in pods.candidates(NARROWING, frozenset({"c1", "c2"}))] == ["b", "x", "o"]
+    assert [i.pod.metadata.name for i in _claims_asked(pods, frozenset({"c1", "c2"}))] == ["b", "x", "o"]
 
 
 def test_refresh_follows_the_pod_object() -> None:
@@ -90,8 +95,8 @@ def test_refresh_follows_the_pod_object() -> None:
     pods["uid-a"] = info
     info.pod = make_pod("a", "c2")
     pods.refresh("uid-a")
-    assert pods.candidates(NARROWING, frozenset({"c1"})) == []
-    assert pods.candidates(NARROWING, frozenset({"c2"})) == [info]
+    assert _claims_asked(pods, frozenset({"c1"})) == []
+    assert _claims_asked(pods, frozenset({"c2"})) == [info]
 
 
 def test_a_registration_that_does_not_narrow_makes_the_event_ask_everyone() -> None:
@@ -155,3 +160,14 @@ def test_narrowed_moves_are_the_moves_of_asking_every_pod(ops: list[tuple[Any, .
         for name in _NAMES:
             assert narrowed.where(f"uid-{name}") == full.where(f"uid-{name}"), (op, name)
 
+
+
+def test_asked_takes_a_plugins_pods_whole_when_it_does_not_narrow() -> None:
+    pods = UnschedulablePods([NARROWING], ["kubesched"])
+    pods["uid-a"] = _info(make_pod("a", "c1"))
+    pods["uid-b"] = _info(make_pod("b", "c2"), rejectors=frozenset({"Other"}))
+    pods["uid-c"] = _info(make_pod("c", "c2"), rejectors=frozenset({"Fit"}))
+    plans = [("kubesched", "Claims", NARROWING, frozenset({"c3"})), ("kubesched", "Other", None, None)]
+    assert [i.pod.metadata.name for i in pods.asked(plans)] == ["b"]
+    plans[0] = ("kubesched", "Claims", NARROWING, None)  # the event may concern any pod
+    assert [i.pod.metadata.name for i in pods.asked(plans)] == ["a", "b"]

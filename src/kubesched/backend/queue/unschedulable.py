@@ -82,14 +82,6 @@ class UnschedulablePods:
             self._unindex(uid)
             self._reindex(uid, info)
 
-    def candidates(self, narrowing: EventNarrowing, keys: frozenset[Any]) -> list[QueuedPodInfo]:
-        """The pods an event narrowed to `keys` must ask, in the order they were parked."""
-        index = self._index[narrowing]
-        uids = set(self._always)
-        for key in keys:
-            uids.update(index.get(key, ()))
-        return [self._pods[uid] for uid in sorted(uids, key=self._order.__getitem__)]
-
     def asked(self, plans: Iterable[tuple[str, str, EventNarrowing | None, frozenset[Any] | None]],
               ) -> list[QueuedPodInfo]:
         """The pods an event must ask, in the order they were parked: for each (profile, plugin
