@@ -11,8 +11,8 @@ import pytest
 
 from kubesched.api import ApiError
 from kubesched.api.client import Response
+from kubesched_dev.bench.perf import config, report, runner, volumes
 from kubesched_dev.bench.perf import executor as ex_mod
-from kubesched_dev.bench.perf import volumes
 from kubesched_dev.bench.perf.config import parse_duration
 from kubesched_dev.bench.perf.executor import Executor
 from kubesched_dev.bench.perf.informer import PodInformer, PodState
@@ -212,6 +212,35 @@ def test_create_pods_waits_for_scheduled_and_collects(monkeypatch: pytest.Monkey
     assert len(results) == 1
     assert results[0].scheduled == 3
     assert results[0].name == "T/w/namespace-0"
+
+
+def test_create_pods_says_how_many_were_bound_when_the_last_was_created() -> None:
+    """Two of three pods bound while the harness still created, one bound before the window opened
+    (not one of them): 2 of 3, at the time the last create returned."""
+    informer = FakeInformer()
+    informer.add("namespace-0", "earlier", node="n")
+
+    def bind(ns: str, name: str) -> None:
+        informer.add(ns, name, node="n")
+        for hook in informer.hooks:
+            hook(informer.pods[(ns, name)])
+
+    class BindsTwo(FakeClient):
+        async def request(self, method: str, path: str, **kw: Any) -> Response:
+            resp = await super().request(method, path, **kw)
+            if method == "POST" and path.endswith("/pods") and self.serial <= 2:
+                bind("namespace-0", orjson.loads(resp.body)["metadata"]["name"])
+            return resp
+
+    ex = _ex(BindsTwo(), informer)
+    # upstream's wait counts every scheduled pod of the namespace: the earlier one and two are enough
+    (c,) = run(ex.run([{"opcode": "createPods", "index": 0, "count": 3, "collectMetrics": True}]))
+    assert (c.base, c.created, c.bound_when_created, c.scheduled) == (1, 3, 2, 3)
+    assert 0 < c.created_s <= c.stopped - c.started
+    r = runner.PerfRun("kubesched", "T/w", 1)
+    runner._fill(r, config.Workload(name="w"), [c])
+    assert r.bound_when_created == pytest.approx(2 / 3)
+    assert "67%" in report.table([r])
 
 
 def test_create_pods_default_pod_when_no_template() -> None:

@@ -46,6 +46,18 @@ class Collection:
     started: float = 0.0
     stopped: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)  # filled by the collect hooks
+    base: int = 0  # scheduled when the window opened
+    # The window's pod creation (createPods inside it, steady state aside): how many, how long from
+    # the window's start until the last was created, and how many measured pods were bound by then.
+    # Nearly all bound by then means the harness's creation, not the scheduler, set the pace.
+    created: int = 0
+    created_s: float = 0.0
+    bound_when_created: int = 0
+
+    def creation_done(self, count: int, now: float) -> None:
+        self.created += count
+        self.created_s = now - self.started
+        self.bound_when_created = self.scheduled - self.base
 
     def on_scheduled(self, pod: PodState) -> None:
         if pod.namespace in self.namespaces and labels_match(pod.labels, self.labels):
@@ -212,6 +224,10 @@ class Executor:
         else:
             await self.create_pods(ns, count, template, params, batch,
                                    attach=storage.attach if storage is not None else None)
+            if (c := self.collection) is not None and count:
+                c.creation_done(count, time.monotonic())
+                self.progress(f"  createPods: the last of {c.created} pod(s) created {c.created_s:.1f} s into the "
+                              f"window, {100 * c.bound_when_created / c.created:.0f} % of them bound by then")
             if op.get("skipWaitToCompletion"):
                 self.pending[ns] = self.pending.get(ns, 0) + count
             else:
@@ -406,6 +422,7 @@ class Executor:
         for p in self.informer.pods.values():
             if p.node:
                 c.on_scheduled(p)
+        c.base = c.scheduled
         self.informer.hooks.append(c.on_scheduled)
         await self.on_start(c)
         c.started = time.monotonic()

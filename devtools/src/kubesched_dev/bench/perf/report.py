@@ -16,6 +16,10 @@ def _f(v: float | None, width: int, digits: int = 1) -> str:
     return f"{'-':>{width}}" if v is None else f"{v:>{width}.{digits}f}"
 
 
+def _pct(v: float | None, width: int) -> str:
+    return f"{'-':>{width}}" if v is None else f"{100 * v:>{width - 1}.0f}%"
+
+
 def check(r: PerfRun) -> str:
     if r.error:
         return f"FAIL: {r.error}"
@@ -29,7 +33,7 @@ def check(r: PerfRun) -> str:
 def table(runs: list[PerfRun]) -> str:
     width = max([len("workload")] + [len(r.workload) for r in runs]) + 2
     head = (f"{'workload':<{width}}{'contender':<16}{'round':>5}{'Average':>9}{'Perc50':>8}{'Perc90':>8}{'Perc99':>8}"
-            f"{'thresh':>8}{'att p50':>9}{'att p99':>9}{'cpu s':>8}{'rss MB':>8}  check")
+            f"{'thresh':>8}{'att p50':>9}{'att p99':>9}{'cpu s':>8}{'rss MB':>8}{'@made':>7}  check")
     lines = [head, "-" * len(head)]
     for r in runs:
         tp = r.SchedulingThroughput or {}
@@ -37,11 +41,13 @@ def table(runs: list[PerfRun]) -> str:
         lines.append(f"{r.workload:<{width}}{r.contender:<16}{r.round:>5}{_f(tp.get('Average'), 9)}"
                      f"{_f(tp.get('Perc50'), 8)}{_f(tp.get('Perc90'), 8)}{_f(tp.get('Perc99'), 8)}"
                      f"{_f(r.threshold or None, 8, 0)}{_f(lat.get('Perc50'), 9, 2)}{_f(lat.get('Perc99'), 9, 2)}"
-                     f"{_f(r.cpu_s if not r.error else None, 8)}{_f(r.peak_rss_mb or None, 8, 0)}  {check(r)}")
+                     f"{_f(r.cpu_s if not r.error else None, 8)}{_f(r.peak_rss_mb or None, 8, 0)}"
+                     f"{_pct(r.bound_when_created, 7)}  {check(r)}")
     lines.append("")
     lines.append("SchedulingThroughput in pods/s (scheduler_perf's per-second samples); att p50/p99: "
                  "scheduler_scheduling_attempt_duration_seconds{result=scheduled} in ms; cpu s: the "
-                 "contender's CPU seconds in the metrics window.")
+                 "contender's CPU seconds in the metrics window; @made: the share of the window's created pods "
+                 "bound when the last was created (near 100 %: the harness's creation set the pace).")
     return "\n".join(lines)
 
 
