@@ -75,7 +75,8 @@ def unguarded_profiles(config: SchedulerConfig) -> list[str]:
               help="uvloop (libuv) costs less CPU a pod than asyncio's own loop; see docs/benchmarks.md, "
                    "'What made it fast'.")
 @click.option("--binds-in-flight", type=click.IntRange(1, 1024), default=64, show_default=True,
-              help="Bindings sent concurrently (each on its own keep-alive HTTP/1.1 connection).")
+              help="Bindings sent concurrently (each on its own keep-alive HTTP/1.1 connection); as many "
+                   "events (at least 8), so each bind's Scheduled event keeps pace.")
 @click.option("--failure-exit-after", "failure_limit", type=click.FloatRange(min=1), default=DEFAULT_FAILURE_LIMIT,
               show_default=True, metavar="SECONDS",
               help="Exit non-zero (and fail /livez) when credentials or an informer have failed with errors "
@@ -203,7 +204,7 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
                          max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES) + len(DRA_RESOURCES)) as client, \
             ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=2,
                       user_agent="kubesched/leader-election") as election_client, \
-            ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=EVENT_WORKERS,
+            ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=max(binds_in_flight, EVENT_WORKERS),
                       user_agent="kubesched/events") as event_client, \
             _closing(extenders):
         # The lease has a client of its own, as kube-scheduler's: its renewals never queue for a
