@@ -15,7 +15,7 @@ import uvloop
 
 from kubesched import logs, serving
 from kubesched.api import ApiClient, ClusterConfig, KubeconfigError, load_config
-from kubesched.api.events import EVENT_WORKERS
+from kubesched.api.events import senders
 from kubesched.api.extender import ExtenderConfigError, HTTPExtender, http_extenders
 from kubesched.api.informer import DRA_RESOURCES
 from kubesched.backend.queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
@@ -204,7 +204,7 @@ async def serve(cluster: ClusterConfig, config: SchedulerConfig, binds_in_flight
                          max_connections=binds_in_flight + 8 + len(STORAGE_RESOURCES) + len(DRA_RESOURCES)) as client, \
             ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=2,
                       user_agent="kubesched/leader-election") as election_client, \
-            ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=max(binds_in_flight, EVENT_WORKERS),
+            ApiClient(cluster, qps=conn.qps, burst=conn.burst, max_connections=senders(binds_in_flight),
                       user_agent="kubesched/events") as event_client, \
             _closing(extenders):
         # The lease has a client of its own, as kube-scheduler's: its renewals never queue for a

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import pytest
 
+from kubesched.api import events
 from kubesched.api.client import ApiClient, Response
 from kubesched.api.kubeconfig import ClusterConfig, Credentials
 from kubesched.config import load
@@ -47,14 +48,40 @@ async def test_every_bind_in_flight_has_room_for_its_event(binds: int) -> None:
     client = ApiClient(ClusterConfig("https://127.0.0.1:1", None, Credentials(), "test"))
     sched = Scheduler(client, load(None), max_binds_in_flight=binds, event_client=cast(ApiClient, api))
     senders = asyncio.create_task(sched.events.run())
-    for i in range(binds):
-        sched.events.scheduled(make_pod(f"p{i}").obj(), "node-1")
-    for _ in range(10):
-        await asyncio.sleep(0)
-    assert (api.peak, sched.events.pending) == (binds, 0)
-    api.release.set()
-    await sched.events.flush()
-    assert (api.created, sched.events.dropped) == (binds, 0)
-    senders.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await senders
+    try:
+        for i in range(binds):
+            sched.events.scheduled(make_pod(f"p{i}").obj(), "node-1")
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert (api.peak, sched.events.pending) == (binds, 0)
+        api.release.set()
+        await sched.events.flush()
+        assert (api.created, sched.events.dropped) == (binds, 0)
+    finally:
+        api.release.set()
+        senders.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await senders
+
+
+def test_senders_follow_the_binds_in_flight_and_never_drop_below_eight() -> None:
+    assert [events.senders(n) for n in (1, 8, 64, 100)] == [8, 8, 64, 100]
+
+
+async def test_events_sharing_the_main_client_stay_at_eight() -> None:
+    """Without a client of their own, events share the binder's and the informers' pool: 8 senders,
+    as before, so a burst of events never takes the connections the lists and watches need."""
+    api = SlowApiserver()
+    sched = Scheduler(cast(ApiClient, api), load(None), max_binds_in_flight=64)
+    senders = asyncio.create_task(sched.events.run())
+    try:
+        for i in range(20):
+            sched.events.scheduled(make_pod(f"p{i}").obj(), "node-1")
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert api.peak == events.EVENT_WORKERS
+    finally:
+        api.release.set()
+        senders.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await senders
