@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from kubesched.framework.row_memos import RowMemos
 from kubesched.framework.row_values import RowValues
+from kubesched.framework.scalar_columns import ScalarColumns
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import Taint
 from kubesched.model.quantity import saturate_int64 as _i64
@@ -82,8 +83,8 @@ class Snapshot:
         self.pod_count: I64 = z(n, np.int64)
         self.nz_cpu: I64 = self.nz_cpu_mem[0]
         self.nz_mem: I64 = self.nz_cpu_mem[1]
-        self.scalar_alloc: dict[str, I64] = {}
-        self.scalar_req: dict[str, I64] = {}
+        self.scalar_alloc = ScalarColumns(n)
+        self.scalar_req = ScalarColumns(n)
         self.unschedulable: Bools = z(n, np.bool_)
         self.has_ports: Bools = z(n, np.bool_)
         self.no_schedule = TaintGroups()
@@ -132,8 +133,7 @@ class Snapshot:
         self.pod_count[i] = len(ni.pods)
         self.nz_cpu[i] = _i64(ni.non0_cpu)
         self.nz_mem[i] = _i64(ni.non0_mem)
-        for name, v in r.scalar.items():
-            self._scalar_column(self.scalar_req, name)[i] = _i64(v)
+        self.scalar_req.set_row(i, r.scalar)
         self.has_ports[i] = len(ni.used_ports) > 0
         _mark(self.with_affinity, i, bool(ni.pods_with_affinity))
         _mark(self.with_required_anti_affinity, i, bool(ni.pods_with_required_anti_affinity))
@@ -175,10 +175,7 @@ class Snapshot:
         self.alloc_eph[i] = _i64(a.ephemeral_storage)
         self.alloc_pods[i] = _i64(a.allowed_pod_number)
         self._cpu_mem_everywhere = None
-        for name, col in self.scalar_alloc.items():
-            col[i] = a.scalar.get(name, 0)
-        for name, v in a.scalar.items():
-            self._scalar_column(self.scalar_alloc, name)[i] = _i64(v)
+        self.scalar_alloc.set_row(i, a.scalar)
         self.unschedulable[i] = ni.unschedulable
         self.no_schedule_group[i] = self.no_schedule.id_of(ni.no_schedule_taints)
         self.prefer_group[i] = self.prefer_no_schedule.id_of(ni.prefer_no_schedule_taints)
@@ -193,12 +190,6 @@ class Snapshot:
                 column[i] = self._label_id(key, value)
         if images_changed:
             self._images = None
-
-    def _scalar_column(self, table: dict[str, I64], name: str) -> I64:
-        col = table.get(name)
-        if col is None:
-            col = table[name] = np.zeros(self.n, np.int64)
-        return col
 
     def _label_column(self, key: str) -> I32:
         col = self.label_codes.get(key)
@@ -317,10 +308,10 @@ class Snapshot:
         return ids.get(value, -2)
 
     def scalar_allocatable(self, name: str) -> I64 | None:
-        return self.scalar_alloc.get(name)
+        return self.scalar_alloc.column(name)
 
     def scalar_requested(self, name: str) -> I64 | None:
-        return self.scalar_req.get(name)
+        return self.scalar_req.column(name)
 
     @property
     def cpu_mem_allocatable_everywhere(self) -> bool:
