@@ -62,10 +62,12 @@ def try_translate_pv_to_csi(pv: PersistentVolume, csi_node: CSINode | None) -> P
     return hit[1]
 
 
-def is_migratable(pv: PersistentVolume) -> bool:
-    """Whether some node could read this PV as a CSI one (its plugin's migration is on)."""
+def migratable_plugin(pv: PersistentVolume) -> str | None:
+    """The in-tree plugin by which some node could read this PV as a CSI one (its migration is on)."""
     plugin = tr.in_tree_plugin(pv.spec)
-    return plugin is not None and plugin.name in tr.MIGRATION_ON
+    return plugin.name if plugin is not None and plugin.name in tr.MIGRATION_ON else None
+
+
 
 
 def _translate(pv: PersistentVolume, plugin: tr.InTreePlugin) -> PersistentVolume:

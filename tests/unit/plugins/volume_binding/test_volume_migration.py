@@ -5,10 +5,12 @@ binder's use of it (binder_test.go TestFindPodVolumesWithCSIMigration, TestCheck
 from __future__ import annotations
 
 import msgspec
+import numpy as np
 import pytest
 
 from kubesched.framework import CycleState, PodInfo
 from kubesched.framework.handle import Handle, Lister
+from kubesched.framework.status import SchedulingError
 from kubesched.model.objects import Node, NodeSelectorRequirement, NodeSelectorTerm, Pod
 from kubesched.model.storage import (
     ANN_MIGRATED_PLUGINS,
@@ -25,6 +27,7 @@ from kubesched.model.volume_sources import (
 )
 from kubesched.plugins.helper.storage_lister import StaticStorage
 from kubesched.plugins.volume_binding import new, parse_args
+from kubesched.plugins.volume_binding.batch import filter_rows
 from kubesched.plugins.volume_binding.binder import (
     ERR_REASON_NODE_CONFLICT,
     BinderError,
@@ -44,6 +47,7 @@ from kubesched.plugins.volume_binding.migration import (
     translate_topology,
     try_translate_pv_to_csi,
 )
+from kubesched.plugins.volume_binding.plugin import NAME
 from kubesched.plugins.volume_binding.prebind import VolumeBindingWaiter
 from tests.builders import NodeBuilder, make_csi_node, make_node, make_pod, make_pv
 from tests.unit import volume_fixtures as f
@@ -272,3 +276,59 @@ def test_the_plugins_batch_filter_reads_a_migrated_pv_per_node() -> None:
     assert mask.tolist() == [False, True]
     statuses = pl.filter_statuses(state, pod, snap, snap.all_rows[:1])
     assert [s.reasons for s in statuses if s is not None] == [(ERR_REASON_NODE_CONFLICT,)]
+
+
+# --- the batch filter against the node-by-node one (binder.go checkBoundClaims per node) ----------
+
+GKE_ZONE = "topology.gke.io/zone"
+MIGRATED_GCE = {ANN_MIGRATED_PLUGINS: GCE_PD}
+
+
+@pytest.mark.parametrize(("nodes", "csi_nodes"), [
+    pytest.param([make_node("a").label(GKE_ZONE, "us-east-1"), make_node("b").label(GKE_ZONE, "us-east-2"),
+                  make_node("c"), make_node("d").label(GKE_ZONE, "us-east-1")],
+                 [make_csi_node("a", annotations=MIGRATED_GCE), make_csi_node("b", annotations=MIGRATED_GCE),
+                  make_csi_node("c", annotations=MIGRATED_GCE)],
+                 id="migrated-in-zone,other-zone,no-label;no-csinode"),
+    pytest.param([make_node("a"), make_node("b").label(GKE_ZONE, "us-east-2")],
+                 [make_csi_node("a", annotations={ANN_MIGRATED_PLUGINS: ""}),
+                  make_csi_node("b", annotations={ANN_MIGRATED_PLUGINS: "kubernetes.io/aws-ebs"})],
+                 id="no-node-migrated-gce"),
+    pytest.param([make_node("a"), make_node("b")], [], id="no-csinode-at-all"),
+    pytest.param([make_node("a").label(GKE_ZONE, "us-east-1")],
+                 [make_csi_node("a", annotations=MIGRATED_GCE), make_csi_node("gone", annotations=MIGRATED_GCE)],
+                 id="a-csinode-of-no-node"),
+])
+def test_the_batch_filter_of_a_migratable_pv_agrees_with_the_per_node_filter(
+        nodes: list[NodeBuilder], csi_nodes: list[CSINode]) -> None:
+    st = StaticStorage(volumes=[migration_pv(BOUND_MIGRATION_PVC)], claims=[BOUND_MIGRATION_PVC], classes=f.classes(),
+                       csi_nodes=csi_nodes)
+    pl = new(parse_args({}, "", []), Handle(), st)
+    pod = PodInfo(_pod(BOUND_MIGRATION_PVC))
+    snap = snapshot_with(list(nodes))
+    batch_state, node_state = CycleState(), CycleState()
+    assert pl.pre_filter(batch_state, pod, snap)[1] is None
+    assert pl.pre_filter(node_state, pod, snap)[1] is None
+    claims = batch_state.read(NAME).claims
+    assert filter_rows(pl.binder, claims, snap, snap.all_rows) is not None  # the columns, not node by node
+    mask = pl.filter_batch(batch_state, pod, snap, snap.all_rows)
+    assert mask is not None
+    per_node = [pl.filter(node_state, pod, ni) for ni in snap.node_infos]
+    assert mask.tolist() == [s is None for s in per_node]
+    rejected = np.flatnonzero(~mask)
+    assert pl.filter_statuses(batch_state, pod, snap, rejected) == [per_node[r] for r in rejected.tolist()]
+
+
+def test_a_pv_that_does_not_translate_on_a_migrated_node_fails_the_batch_filter_as_the_per_node_one() -> None:
+    volume = migration_pv(BOUND_MIGRATION_PVC)
+    volume.metadata.labels = {BETA_ZONE: "us-east1-a__europe-west1-b"}  # two regions: GCE PD's handle fails
+    st = StaticStorage(volumes=[volume], claims=[BOUND_MIGRATION_PVC], classes=f.classes(),
+                       csi_nodes=[make_csi_node("b", annotations=MIGRATED_GCE)])
+    pl = new(parse_args({}, "", []), Handle(), st)
+    pod = PodInfo(_pod(BOUND_MIGRATION_PVC))
+    snap = snapshot_with([make_node("a"), make_node("b")])
+    state = CycleState()
+    assert pl.pre_filter(state, pod, snap)[1] is None
+    assert filter_rows(pl.binder, state.read(NAME).claims, snap, snap.all_rows) is None
+    with pytest.raises(SchedulingError, match=r"could not translate pv: failed to get region from zones"):
+        pl.filter_batch(state, pod, snap, snap.all_rows)
