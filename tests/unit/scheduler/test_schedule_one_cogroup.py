@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -186,20 +186,24 @@ def high_member(name: str, group: str, priority: int = 100) -> Pod:
 @pytest.mark.parametrize(("nodes", "victims", "pods", "want_deleted"), [
     pytest.param(("4", "4"), [("v0", "n0", 0), ("v1", "n1", 0)], 2, ["v0", "v1"],
                  id="both-victims-go-for-the-whole-gang"),
-    pytest.param(("4", "4", "4"), [("v0", "n0", 5), ("v1", "n1", 1), ("v2", "n2", 1)], 2, ["v1", "v2"],
+    # v0 fits beside the gang's pod on n0, reprieved before v1, which then does not.
+    pytest.param(("4", "4"), [("v0", "n0", 5, "1"), ("v1", "n0", 1, "1"), ("v2", "n1", 1)], 2, ["v1", "v2"],
                  id="the-most-important-victim-is-reprieved"),
+    # The placement made with every victim aside stays: the victims on its nodes go.
+    pytest.param(("4", "4", "4"), [("v0", "n0", 5), ("v1", "n1", 1), ("v2", "n2", 1)], 2, ["v0", "v1"],
+                 id="the-first-placement-stays"),
     pytest.param(("4", "4"), [("v0", "n0", 200), ("v1", "n1", 200)], 2, [], id="no-lower-priority-victims"),
     # scheduler-plugins lets each pod preempt alone: two victims evicted for a gang of three that
     # two nodes can never hold. Here nothing goes.
     pytest.param(("4", "4"), [("v0", "n0", 0), ("v1", "n1", 0)], 3, [], id="no-eviction-for-a-gang-that-cannot-fit"),
 ])
-async def test_a_gang_preempts_for_all_its_pods_or_none(nodes: tuple[str, ...], victims: list[tuple[str, str, int]],
+async def test_a_gang_preempts_for_all_its_pods_or_none(nodes: tuple[str, ...], victims: list[tuple[Any, ...]],
                                                         pods: int, want_deleted: list[str]) -> None:
     from tests.unit.scheduler.test_schedule_one_podgroup import deleted, nominations, running
 
     sched, client = co_scheduler(*nodes)
-    for name, node, priority in victims:
-        add_pods(sched, running(name, node, priority=priority))
+    for name, node, priority, *cpu in victims:
+        add_pods(sched, running(name, node, priority=priority, cpu=cpu[0] if cpu else "3"))
     add_group(sched, "g", pods)
     gang_pods = [high_member(f"g{i}", "g") for i in range(pods)]
     add_pods(sched, *gang_pods)

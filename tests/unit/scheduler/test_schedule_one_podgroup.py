@@ -223,16 +223,26 @@ def nominations(sched: Scheduler) -> dict[str, str | None]:
     pytest.param([running("v0", "n0"), running("v1", "n1")], [], [high("h0"), high("h1")], ["v0", "v1"],
                  "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
                  "found a placement for podgroup, preempting 2 victims", id="both victims preempted"),
-    pytest.param([running("v0", "n0", priority=5), running("v1", "n1", priority=1), running("v2", "n2", priority=1)],
+    # The placement made with every victim aside stays (kube-scheduler's reprieveVictim): v0 is
+    # reprieved because it fits beside the gang's pod on n0, and so v1 does not.
+    pytest.param([running("v0", "n0", priority=5, cpu="1"), running("v1", "n0", priority=1, cpu="1"),
+                  running("v2", "n1", priority=1)],
                  [], [high("h0"), high("h1")], ["v1", "v2"],
                  "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
                  "found a placement for podgroup, preempting 2 victims",
                  id="the most important victim is reprieved first"),
-    pytest.param([running("v0", "n0", group="low"), running("v1", "n1", group="low", cpu="1"),
-                  running("v2", "n2")], [make_pod_group("low", min_count=2)], [high("h0"), high("h1")], ["v2"],
-                 "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining, pod group preemption: "
-                 "found a placement for podgroup, preempting 1 victims",
+    pytest.param([running("v0", "n0", cpu="1"), running("v1", "n0", group="low", cpu="1"),
+                  running("v2", "n1")], [make_pod_group("low", min_count=2)], [high("h0"), high("h1")], ["v0", "v2"],
+                 "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
+                 "found a placement for podgroup, preempting 2 victims",
                  id="a pod in a group is more important than a pod alone"),
+    # A victim on no node the gang was placed on is reprieved whatever its priority: kube-scheduler
+    # checks the first placement again, it does not place the gang anew.
+    pytest.param([running("v0", "n0", priority=1), running("v1", "n1", priority=5), running("v2", "n2", priority=1)],
+                 [], [high("h0"), high("h1")], ["v0", "v1"],
+                 "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, pod group preemption: "
+                 "found a placement for podgroup, preempting 2 victims",
+                 id="the first placement stays"),
     pytest.param([running("v0", "n0", group="low"), running("v1", "n1", group="low", cpu="1"),
                   running("v2", "n2", priority=50)], [make_pod_group("low", min_count=2)], [high("h0"), high("h1")],
                  ["v0"], "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining, pod group preemption: "
@@ -248,7 +258,7 @@ def nominations(sched: Scheduler) -> dict[str, str | None]:
 ])
 async def test_pod_group_preemption(victims: list[Pod], victim_groups: list[PodGroup], pods: list[Pod],
                                     want_deleted: list[str], want_message: str) -> None:
-    sched, client = gated_scheduler(*(["4"] * max(2, len(victims))))
+    sched, client = gated_scheduler(*(["4"] * max(2, len({v.spec.node_name for v in victims}))))
     for g in victim_groups:
         add_group(sched, g)
     for v in victims:
