@@ -29,7 +29,7 @@ from kubesched.model.objects import (
     PodAffinityTerm,
     WeightedPodAffinityTerm,
 )
-from kubesched.plugins.helper.label_selector import Selector, SelectorError, parse
+from kubesched.plugins.helper.label_selector import NOTHING, Selector, SelectorError, parse
 
 HOSTNAME = "kubernetes.io/hostname"
 _encode = msgspec.json.Encoder().encode
@@ -44,6 +44,10 @@ class NamespaceLister(Protocol):
 
     def labels_of(self, namespace: str) -> Mapping[str, str] | None: ...
 
+    def names_matching(self, selector: Selector) -> frozenset[str]:
+        """The known namespaces whose labels the selector matches (kube-scheduler's lister List)."""
+        ...
+
 
 class NoNamespaces:
     """No namespace is known: a namespaceSelector other than {} selects none."""
@@ -51,11 +55,16 @@ class NoNamespaces:
     def labels_of(self, namespace: str) -> Mapping[str, str] | None:
         return None
 
+    def names_matching(self, selector: Selector) -> frozenset[str]:
+        return frozenset()
+
 
 class NamespaceStore(Protocol):
     """What a Namespace informer offers: namespaces by key (a namespace's key is its name)."""
 
     def get(self, key: str) -> Namespace | None: ...
+
+    def list(self) -> Sequence[Namespace]: ...
 
 
 class InformerNamespaces:
@@ -71,6 +80,9 @@ class InformerNamespaces:
         ns = self._store.get(namespace)
         return None if ns is None else ns.metadata.labels
 
+    def names_matching(self, selector: Selector) -> frozenset[str]:
+        return frozenset(ns.metadata.name for ns in self._store.list() if selector.matches(ns.metadata.labels))
+
 
 class StaticNamespaces:
     """In-memory namespaces: name -> labels."""
@@ -80,6 +92,9 @@ class StaticNamespaces:
 
     def labels_of(self, namespace: str) -> Mapping[str, str] | None:
         return self.namespaces.get(namespace)
+
+    def names_matching(self, selector: Selector) -> frozenset[str]:
+        return frozenset(name for name, labels in self.namespaces.items() if selector.matches(labels))
 
 
 # --- affinity terms ------------------------------------------------------------------------------------
@@ -197,11 +212,14 @@ class TermCache:
         self.counters: dict[Hashable, object] = {}
 
     def incoming(self, term: AffinityTerm, namespaces: NamespaceLister) -> IncomingTerm:
-        """The term as the incoming pod's; one object per term whose namespaces do not depend on
-        namespace labels (so the per-node memos it keys and its namespace answers are shared)."""
+        """The term as the incoming pod's, its namespaceSelector unrolled into the namespaces it
+        selects now (mergeAffinityTermNamespacesIfNotEmpty); one object per resulting term, so the
+        per-node memos it keys and its namespace answers are shared across cycles. A namespace
+        relabelled gives another set of names, so another term and memo, never a stale count."""
         sel = term.namespace_selector
         if not (sel.nothing or sel.empty()):
-            return IncomingTerm(term, namespaces)
+            term = AffinityTerm(term.namespaces | namespaces.names_matching(sel), term.selector,
+                                term.topology_key, NOTHING)
         key = (term, namespaces)
         found = self._incoming.get(key)
         if found is None:

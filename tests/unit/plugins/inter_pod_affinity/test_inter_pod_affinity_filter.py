@@ -492,7 +492,9 @@ _BY_LABELS = parse_term(_OWNER, affinity_term(match_labels={"app": "a"}, topolog
 @pytest.mark.parametrize(("term", "shared"), [
     pytest.param(_STATIC, True, id="own-namespace"),
     pytest.param(_EVERY, True, id="every-namespace"),
-    pytest.param(_BY_LABELS, False, id="namespace-labels"),
+    # Unrolled into the namespaces it selects (mergeAffinityTermNamespacesIfNotEmpty): shared while
+    # those stay the same.
+    pytest.param(_BY_LABELS, True, id="namespace-labels"),
 ])
 def test_term_cache_shares_what_reads_no_namespace_labels(term: AffinityTerm, shared: bool) -> None:
     cache, namespaces = TermCache(), StaticNamespaces({"ns1": {"team": "x"}, "ns2": {}})
@@ -533,3 +535,27 @@ def test_pods_sharing_one_affinity_object_share_terms_within_a_namespace_only() 
     selector = keyed_terms.required_anti_affinity[0].selector
     assert selector.matches({"app": "x"})
     assert not selector.matches({"app": "y"})
+
+
+def test_a_namespace_selector_term_follows_namespace_labels_across_cycles() -> None:
+    """A namespaceSelector term's counts are memoised by the namespaces it selects; relabelling a
+    namespace gives another term, so a later cycle counts the pods there, and one after that the
+    pods no longer selected are not counted."""
+    namespaces = StaticNamespaces({"ns1": {"team": "x"}, "ns2": {}})
+    pl = new({}, namespaces=namespaces)
+    snap = snapshot_with([node("nodeA", zone="z1")], [pod("ns2").labels(app="a").node("nodeA")])
+    incoming = pod("ns1").affinity_term(affinity_term(match_labels={"app": "a"}, topology_key="zone",
+                                                      namespace_selector=label_selector(team="x")))
+
+    def counts() -> object:
+        state = CycleState()
+        pl.pre_filter(state, PodInfo(pod_of(incoming)), snap)
+        return state.read(PRE_FILTER_KEY).affinity_counts
+
+    assert counts() == {}
+    namespaces.namespaces["ns2"] = {"team": "x"}
+    assert counts() == {("zone", "z1"): 1}
+    first = pl.terms.incoming(_BY_LABELS, namespaces)
+    assert first.namespaces == frozenset({"ns1", "ns2"})
+    namespaces.namespaces["ns2"] = {}
+    assert counts() == {}

@@ -11,6 +11,7 @@ from kubesched.api.kubeconfig import ClusterConfig, Credentials
 from kubesched.config import load
 from kubesched.framework import Handle
 from kubesched.model.objects import Namespace, ObjectMeta
+from kubesched.plugins.helper.label_selector import parse
 from kubesched.plugins.inter_pod_affinity import (
     NAME,
     InformerNamespaces,
@@ -20,6 +21,7 @@ from kubesched.plugins.inter_pod_affinity import (
 )
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
+from tests.builders import label_selector
 
 
 def _ns(name: str, **labels: str) -> Namespace:
@@ -46,13 +48,21 @@ def test_registry_passes_the_namespaces_port() -> None:
     assert default.args.hard_pod_affinity_weight == 7
 
 
+class _Store(dict[str, Namespace]):
+    def list(self) -> list[Namespace]:
+        return list(self.values())
+
+
 def test_informer_namespaces_reads_the_store_by_name() -> None:
-    store = {"team-a": _ns("team-a", team="a")}
+    store = _Store({"team-a": _ns("team-a", team="a")})
     lister = InformerNamespaces(store)
     assert lister.labels_of("team-a") == {"team": "a"}
     assert lister.labels_of("team-b") is None
     store["team-b"] = _ns("team-b")  # read at each call
     assert lister.labels_of("team-b") == {}
+    assert lister.names_matching(parse(label_selector(team="a"))) == {"team-a"}
+    store["team-b"] = _ns("team-b", team="a")
+    assert lister.names_matching(parse(label_selector(team="a"))) == {"team-a", "team-b"}
 
 
 def test_scheduler_feeds_the_plugin_from_its_namespace_informer() -> None:
