@@ -92,7 +92,7 @@ async def test_without_extenders_the_pod_waits_for_its_plugins_events() -> None:
     sched.queue.move_all_to_active_or_backoff(events.ClusterEvent(events.EventResource.PERSISTENT_VOLUME,
                                                                   events.ActionType.ADD))
     assert sched.queue.where(p.metadata.uid) == "unschedulable"
-    assert EXTENDER_NAME not in sched.queue._plugin_events["kubesched"]  # type: ignore[index]
+    assert EXTENDER_NAME not in sched.queue._events.plugin_events["kubesched"]  # type: ignore[index]
 
 
 async def test_an_interested_binder_extender_binds_instead_of_the_bind_plugins() -> None:

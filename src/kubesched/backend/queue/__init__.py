@@ -3,13 +3,10 @@
 
 from kubesched.backend.queue.clock import Clock, FakeClock, MonotonicClock
 from kubesched.backend.queue.eligibility import eligible
+from kubesched.backend.queue.interest import PluginEvents
 from kubesched.backend.queue.nominator import PodNominator
 from kubesched.backend.queue.queued_pod import QueuedPodInfo
-from kubesched.backend.queue.scheduling_queue import (
-    DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
-    PluginEvents,
-    SchedulingQueue,
-)
+from kubesched.backend.queue.scheduling_queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION, SchedulingQueue
 from kubesched.framework.events import ClusterEvent
 
 __all__ = [

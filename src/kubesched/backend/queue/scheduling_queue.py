@@ -27,6 +27,7 @@ for the event are asked (kube-scheduler isPodWorthRequeuing): a registration wit
 that says QUEUE or one that raises moves the pod; all saying QUEUE_SKIP leave it where it is. An
 event reported without its objects moves the pod on interest alone. Without `plugin_events` every
 event matches.
+Which plugins care about an event, their hints and narrowings: interest.py.
 
 An update of a queued pod is classified as kube-scheduler's PodSchedulingPropertiesChange does
 (TargetPod/UpdatePodLabel, UpdatePodScaleDown, UpdatePodToleration...; the general Update for
@@ -54,7 +55,8 @@ from typing import Any
 
 from kubesched.backend.queue.clock import Clock, MonotonicClock
 from kubesched.backend.queue.heap import KeyedHeap
-from kubesched.backend.queue.hints import Hints, hinted, matching_hints
+from kubesched.backend.queue.hints import hinted
+from kubesched.backend.queue.interest import EventInterest, PluginEvents, worth_requeuing
 from kubesched.backend.queue.nominator import PodNominator
 from kubesched.backend.queue.queued_pod import QueuedPodInfo
 from kubesched.backend.queue.unschedulable import UnschedulablePods
@@ -64,8 +66,6 @@ from kubesched.framework.events import (
     UNSCHEDULED_POD_ADD,
     ClusterEvent,
     EventNarrowing,
-    Registration,
-    narrowing_of,
     pod_scheduling_properties_change,
 )
 from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
@@ -87,10 +87,6 @@ UNSCHEDULABLE_FLUSH_INTERVAL = 30.0
 BACKOFF_COMPLETE = "BackoffComplete"
 SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
 
-# profile (scheduler name) -> plugin name -> the events that plugin registered
-PluginEvents = Mapping[str, Mapping[str, Sequence[Registration]]]
-# profile -> the plugins interested in one event; None: every plugin is
-_Interest = dict[str, frozenset[str]] | None
 
 
 class _Strategy(enum.Enum):
@@ -160,15 +156,10 @@ class SchedulingQueue:
         self._error_backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._error_backoff_key)
         self._in_flight: dict[str, _InFlight] = {}
 
-        self._plugin_events = (None if plugin_events is None else
-                               {profile: dict(plugins) for profile, plugins in plugin_events.items()})
-        self._interest: dict[ClusterEvent, _Interest] = {}
-        self._hints: dict[ClusterEvent, Hints] = {}
-        self._plans: dict[ClusterEvent, tuple[tuple[str, str, EventNarrowing | None], ...]] = {}
-        narrowings = {n for plugins in (self._plugin_events or {}).values() for events in plugins.values()
-                      for r in events if (n := narrowing_of(r)) is not None}
+        self._events = EventInterest(plugin_events)
+        registered = self._events.plugin_events
         self._unschedulable = UnschedulablePods(
-            narrowings, None if self._plugin_events is None else self._plugin_events.keys())
+            self._events.narrowings(), None if registered is None else registered.keys())
 
         self._scheduling_cycle = 0
         # Each event of interest that arrived while pods were in flight, with the latest cycle
@@ -210,7 +201,7 @@ class SchedulingQueue:
         """Every map the queue keeps, for the debug page: flat over a long run, or something leaks."""
         return {"active": len(self._active), "backoff": len(self._backoff), "error_backoff": len(self._error_backoff),
                 "unschedulable": len(self._unschedulable), "in_flight": len(self._in_flight),
-                "in_flight_events": len(self._in_flight_events), "event_interest": len(self._interest)}
+                "in_flight_events": len(self._in_flight_events), "event_interest": len(self._events)}
 
     def pending_counts(self) -> dict[str, int]:
         """For scheduler_pending_pods{queue}."""
@@ -291,7 +282,7 @@ class SchedulingQueue:
             info.pod = new
             self._unschedulable.refresh(uid)
             for event in pod_scheduling_properties_change(new, before, target=True):
-                if not self._worth(info, event, (before, new)):
+                if not self._events.worth(info, event, (before, new)):
                     continue
                 # Gated by a PreEnqueue plugin on the way, it stays and the next event is tried.
                 if self._requeue(info, _Strategy.AFTER_BACKOFF, event.label) != "unschedulable":
@@ -318,7 +309,7 @@ class SchedulingQueue:
         """A cluster event that may make unschedulable pods fit: moves those a plugin that rejected
         them registered it for (and that pass pre_check, and whose plugins' hints say QUEUE for
         `objects`, (old, new), when given); returns how many moved."""
-        interest = self._interested(event)
+        interest = self._events.interested(event)
         if interest is not None and not any(interest.values()):
             return 0  # no plugin cares (kube-scheduler isEventOfInterest)
         if self._in_flight:
@@ -326,10 +317,10 @@ class SchedulingQueue:
             self._in_flight_events[event] = self._scheduling_cycle
         if not self._unschedulable:
             return 0
-        hints = None if objects is None or interest is None else self._hints_for(event)
+        hints = None if objects is None or interest is None else self._events.hints(event)
         asked = self._unschedulable.values() if objects is None or hints is None else self._asked(event, objects)
         moving = [i for i in asked
-                  if (pre_check is None or pre_check(i.pod)) and _worth_requeuing(i, interest)
+                  if (pre_check is None or pre_check(i.pod)) and worth_requeuing(i, interest)
                   and (hints is None or hinted(i, hints, objects))]
         return self._requeue_all(moving, event.label)
 
@@ -351,23 +342,11 @@ class SchedulingQueue:
             if flight is not None:
                 flight.activated = True
 
-    def _interested(self, event: ClusterEvent) -> _Interest:
-        if self._plugin_events is None or event.is_wildcard:
-            return None
-        if event not in self._interest:
-            self._interest[event] = {
-                profile: frozenset(name for name, events in plugins.items()
-                                   if any(registered.matches(event) for registered in events))
-                for profile, plugins in self._plugin_events.items()}
-        return self._interest[event]
-
     def _asked(self, event: ClusterEvent, objects: tuple[Any, Any]) -> Iterable[QueuedPodInfo]:
         """The unschedulable pods an event's hints must be asked about: those a plugin interested
         in it rejected (of a plugin whose registrations narrow it, those under the event's keys),
-        and those every event asks; the rest would not move (_worth_requeuing, hinted)."""
-        plans = self._plans.get(event)
-        if plans is None:
-            plans = self._plans[event] = self._plans_of(event)
+        and those every event asks; the rest would not move (worth_requeuing, hinted)."""
+        plans = self._events.plans(event)
         keys: dict[EventNarrowing, frozenset[Any] | None] = {}
         for _, _, narrowing in plans:
             if narrowing is not None and narrowing not in keys:
@@ -380,42 +359,15 @@ class SchedulingQueue:
             (profile, plugin, narrowing, None if narrowing is None else keys[narrowing])
             for profile, plugin, narrowing in plans)
 
-    def _plans_of(self, event: ClusterEvent) -> tuple[tuple[str, str, EventNarrowing | None], ...]:
-        """(profile, plugin, its narrowing of the event or None) for each plugin interested in it:
-        a plugin narrows an event when each of its registrations matching it has the same one."""
-        assert self._plugin_events is not None
-        plans = []
-        for profile, plugins in self._plugin_events.items():
-            for name, registrations in plugins.items():
-                found = {narrowing_of(r) for r in registrations if r.matches(event)}
-                if found:
-                    # Every narrowing found here was given to the index when the queue was built.
-                    plans.append((profile, name, found.pop() if len(found) == 1 else None))
-        return tuple(plans)
-
-    def _hints_for(self, event: ClusterEvent) -> Hints:
-        found = self._hints.get(event)
-        if found is None:
-            assert self._plugin_events is not None
-            found = self._hints[event] = matching_hints(self._plugin_events, event)
-        return found
-
     def _missed_event(self, info: QueuedPodInfo, cycle: int) -> bool:
-        return any(seen >= cycle and _worth_requeuing(info, self._interested(event))
+        return any(seen >= cycle and worth_requeuing(info, self._events.interested(event))
                    for event, seen in self._in_flight_events.items())
 
     def _flight_moves(self, info: QueuedPodInfo, flight: _InFlight) -> bool:
         """Whether what happened to the pod itself during its cycle may make it schedulable
         (kube-scheduler determineSchedulingHintForInFlightPod, for its own events)."""
-        return flight.activated or any(self._worth(info, event, (old, new)) for event, old, new in flight.updates)
-
-    def _worth(self, info: QueuedPodInfo, event: ClusterEvent, objects: tuple[Any, Any]) -> bool:
-        """kube-scheduler isPodWorthRequeuing for one event with its objects: a plugin that rejected
-        the pod registered it, and one of its hints says QUEUE (or it has none)."""
-        interest = self._interested(event)
-        if not _worth_requeuing(info, interest):
-            return False
-        return interest is None or hinted(info, self._hints_for(event), objects)
+        worth = self._events.worth
+        return flight.activated or any(worth(info, event, (old, new)) for event, old, new in flight.updates)
 
     # --- the scheduling loop ---------------------------------------------------------------------
 
@@ -694,13 +646,3 @@ class SchedulingQueue:
     def _error_backoff_key(self, info: QueuedPodInfo) -> tuple[float]:
         return (self._backoff_time(info),)
 
-
-def _worth_requeuing(info: QueuedPodInfo, interest: _Interest) -> bool:
-    """kube-scheduler isPodWorthRequeuing without queueing hints: a pod that failed with an error
-    always; a rejected pod when a plugin that rejected it cares about the event."""
-    if interest is None or not (info.unschedulable_plugins or info.pending_plugins):
-        return True
-    plugins = interest.get(info.pod.spec.scheduler_name)
-    if plugins is None:
-        return True  # a profile the queue was not told about: never strand its pods
-    return not (plugins.isdisjoint(info.unschedulable_plugins) and plugins.isdisjoint(info.pending_plugins))
