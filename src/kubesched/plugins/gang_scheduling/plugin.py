@@ -89,13 +89,28 @@ class GangScheduling:
                                  _POD_GROUP),
         )
 
-    @staticmethod
-    def _after_pod_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    def _after_pod_added(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         name, added = pod_group_name(pod), new
         if name is None or not isinstance(added, Pod) or pod_group_name(added) is None:
             return QueueingHint.QUEUE_SKIP
-        same = added.metadata.namespace == pod.metadata.namespace and pod_group_name(added) == name
-        return QueueingHint.QUEUE if same else QueueingHint.QUEUE_SKIP
+        namespace = pod.metadata.namespace
+        if added.metadata.namespace != namespace or pod_group_name(added) != name:
+            return QueueingHint.QUEUE_SKIP
+        # kube-scheduler queues every member at each member's arrival, and PreEnqueue holds it again
+        # while the gang is short of minCount: the move changes nothing then (the pod stays
+        # gated, and no metric counts a pod that stays where it was). Skipped here, as it made a
+        # gang of 1,000 cost half a million PreEnqueue runs.
+        if self._short_of_min_count(namespace, name):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def _short_of_min_count(self, namespace: str, name: str) -> bool:
+        """Whether PreEnqueue holds the group's pods now: no PodGroup, or a gang not yet minCount."""
+        group = self.groups.pod_group(namespace, name)
+        if group is None:
+            return True
+        gang = group.spec.scheduling_policy.gang
+        return gang is not None and self.groups.members_count(namespace, name) < gang.min_count
 
     @staticmethod
     def _after_group_added(pod: Pod, old: Any, new: Any) -> QueueingHint:

@@ -147,7 +147,25 @@ def _pg(name: str, namespace: str = "ns1", min_count: int | None = 3) -> PodGrou
                  id="add a newPod which doesn't match the pod's pod group name"),
 ])
 def test_after_pod_added(added: Pod, want: QueueingHint) -> None:
-    assert GangScheduling._after_pod_added(P1, None, added) is want
+    """kube-scheduler's cases, with the gang (minCount 3) complete: its three pods are known."""
+    handle = Handle()
+    handle.pod_groups = FakeGroups(ALL_GROUPS, [P1, P2, P3], [])
+    assert GangScheduling(handle)._after_pod_added(P1, None, added) is want
+
+
+@pytest.mark.parametrize(("members", "groups", "want"), [
+    pytest.param([P1, P2], ALL_GROUPS, QueueingHint.QUEUE_SKIP, id="gang-still-short-of-minCount"),
+    pytest.param([P1, P2, P3], ALL_GROUPS, QueueingHint.QUEUE, id="the-arrival-completes-the-gang"),
+    pytest.param([P1, P2, P3], [PG2, PG3], QueueingHint.QUEUE_SKIP, id="no-pod-group-yet"),
+])
+def test_after_pod_added_skips_what_pre_enqueue_would_hold_again(members: list[Pod], groups: list[PodGroup],
+                                                                   want: QueueingHint) -> None:
+    """A move PreEnqueue would undo is skipped; the hint queues once minCount pods are known."""
+    handle = Handle()
+    handle.pod_groups = FakeGroups(groups, members, [])
+    plugin = GangScheduling(handle)
+    assert plugin._after_pod_added(P1, None, members[-1]) is want
+    assert (plugin.pre_enqueue(P1) is None) is (want is QueueingHint.QUEUE)
 
 
 @pytest.mark.parametrize(("added", "want"), [
