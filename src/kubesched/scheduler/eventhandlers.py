@@ -33,7 +33,8 @@ class ClusterEventHandlers:
             self.pod_groups.add_pod(pod)
         if pod.spec.node_name:
             self.cache.add_pod(pod)
-            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD)
+            # With the pod, as kube-scheduler's addPodToCache: the rejecting plugins' hints decide.
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD, objects=(None, pod))
         elif eligible(pod, self.names):
             self.queue.add(pod)
             if self.pod_groups is not None and pod.spec.scheduling_group is not None:
@@ -47,7 +48,7 @@ class ClusterEventHandlers:
             if not old.spec.node_name:
                 self.queue.delete(new)  # bound, by us or by someone else
                 self.cache.add_pod(new)
-                self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD)
+                self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD, objects=(None, new))
             else:
                 self.cache.update_pod(new)
                 # A resize that lowered its requests frees room (AssignedPodUpdate / UpdatePodScaleDown).

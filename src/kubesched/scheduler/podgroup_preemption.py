@@ -178,6 +178,8 @@ class PodGroupPreemption:
                    if v.priority < priority and not any(preemptor.is_member(p.pod) for p in v.pods)]
         if not victims:
             return Preemption(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS))
+        # Each victim pod's node, read before it leaves the cache: its RemovePod extensions need it.
+        homes = {p.uid: cache.node_of(p.uid) for v in victims for p in v.pods}
         aside = {id(v): [cache.set_aside(p.uid) for p in v.pods] for v in victims}
         try:
             first = preemptor.place([r.fresh() for r in pods])
@@ -192,13 +194,13 @@ class PodGroupPreemption:
             to_preempt: list[Victim] = []
             for v in [v for v, _ in violating] + non_violating:
                 tokens = aside.pop(id(v))
-                fits = self._reprieve(profile, v, tokens, placed)
+                fits = self._reprieve(profile, v, tokens, placed, homes)
                 if isinstance(fits, Status):
                     aside[id(v)] = [cache.set_aside(p.uid) for p in v.pods]
                     return Preemption(fits)
                 if not fits:
                     aside[id(v)] = [cache.set_aside(p.uid) for p in v.pods]
-                    removed = self._tell(profile, "remove_pod", v, placed)
+                    removed = self._tell(profile, "remove_pod", v, placed, homes)
                     if removed is not None:
                         return Preemption(removed)
                     to_preempt.append(v)
@@ -223,12 +225,12 @@ class PodGroupPreemption:
                           nominations)
 
     def _reprieve(self, profile: Profile, victim: Victim, tokens: list[object | None],
-                  placed: list[PodResult]) -> bool | Status:
+                  placed: list[PodResult], homes: dict[str, str | None]) -> bool | Status:
         """reprieveVictim: the victim put back, whether every placed pod still passes the filters
         (with the pods nominated there) on its node, each assumed and reserved for the next while
         checked; an error's status. Whatever the verdict, the placed pods leave the cache again."""
         self._put_back(tokens)
-        told = self._tell(profile, "add_pod", victim, placed)
+        told = self._tell(profile, "add_pod", victim, placed, homes)
         if told is not None:
             return told
         cache = self.placer.cache
@@ -244,7 +246,8 @@ class PodGroupPreemption:
                 s = run_filters_with_nominated_pods(profile, r.state, r.pod_info, info,
                                                     yielded_to(nominator, node, r.pod_info))
                 if s is not None:
-                    return s if s.code == Code.ERROR else False
+                    # Any failure, an error too, is "does not fit" (reprieveVictim).
+                    return False
                 cache.assume_pod(r.pod_info, node)
                 assumed.append(r)
                 run_reserve(profile, r.state, r.pod_info, node)
@@ -255,11 +258,13 @@ class PodGroupPreemption:
                 run_unreserve(profile, r.state, r.pod_info, r.node)
                 cache.forget_pod(r.pod_info)
 
-    def _tell(self, profile: Profile, method: str, victim: Victim, placed: list[PodResult]) -> Status | None:
-        """RunPreFilterExtensionAddPod / RemovePod for each victim pod on each placed pod's state."""
+    def _tell(self, profile: Profile, method: str, victim: Victim, placed: list[PodResult],
+              homes: dict[str, str | None]) -> Status | None:
+        """RunPreFilterExtensionAddPod / RemovePod for each victim pod (on its node, `homes`) on each
+        placed pod's state."""
         cache = self.placer.cache
         for v in victim.pods:
-            name = cache.node_of(v.uid)
+            name = homes.get(v.uid)
             node = None if name is None else cache.node_info(name)
             if node is None:
                 continue

@@ -369,3 +369,44 @@ async def test_a_groups_condition_writes_go_one_at_a_time_the_newest_last() -> N
     cycles._write(group, cond("True", "again"))
     await sched._background.wait()
     assert sent[-1] == "True:again"
+
+
+async def test_a_victim_evicted_leaves_the_placed_pods_prefilter_state() -> None:
+    """A reprieve that fails removes the victim from each placed pod's PreFilter state again
+    (reprieveVictim's RemovePod extensions), so a later victim is judged without it. Both nodes in
+    zone a; the gang's pod must go to n0 and keeps away from app=x in its zone: v0 (app=x, on n1)
+    must go, and v1 (1 cpu beside it on n0) fits back. Before the fix the state still counted v0,
+    and v1 went too."""
+    sched, client = gated_scheduler()
+    for name, pool in (("n0", "gang"), ("n1", "other")):
+        sched.cache.add_node(make_node(name).capacity(cpu="4").label("topology.kubernetes.io/zone", "a")
+                             .label("pool", pool).obj())
+    add_pod(sched, make_pod("v0").uid("v0").node("n1").priority(5).labels(app="x").req(cpu="1").obj())
+    add_pod(sched, make_pod("v1").uid("v1").node("n0").priority(1).req(cpu="1").obj())
+    add_group(sched, make_pod_group("pg", min_count=1, priority=100))
+    add_pod(sched, make_pod("h0").uid("h0").scheduler("kubesched").pod_group("pg").priority(100).req(cpu="3")
+            .node_selector(pool="gang").pod_affinity(anti=True, topology_key="topology.kubernetes.io/zone", app="x")
+            .obj())
+    await run_cycles(sched)
+    await asyncio.sleep(0.01)  # the victims' deletions run in the background
+    assert deleted(client) == ["v0"]
+
+
+def test_an_assigned_pod_add_asks_the_hints_with_the_pod() -> None:
+    """kube-scheduler reports AssignedPodAdd with the added pod (eventhandlers.go addPodToCache), so
+    GangScheduling's hint leaves a pod it rejected where it is when a pod of another group is
+    bound, and moves it for one of its own group's. Reported without the pod, every bind moved it."""
+    sched, _ = gated_scheduler("4")
+    for name in ("pg", "other"):
+        add_group(sched, make_pod_group(name, min_count=1))
+    waiting = member("m0")
+    add_pod(sched, waiting)
+    info = sched.queue.pop_nowait()
+    assert info is not None
+    assert info.uid == "m0"
+    info.unschedulable_plugins = {"GangScheduling"}  # as a Permit timeout leaves it
+    assert sched.queue.add_unschedulable_if_not_present(info)
+    add_pod(sched, running("o0", "n0", group="other", cpu="1"))
+    assert sched.queue.where("m0") == "unschedulable"
+    add_pod(sched, running("m1", "n0", group="pg", cpu="1"))
+    assert sched.queue.where("m0") != "unschedulable"
