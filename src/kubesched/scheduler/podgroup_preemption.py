@@ -195,11 +195,10 @@ class PodGroupPreemption:
             for v in [v for v, _ in violating] + non_violating:
                 tokens = aside.pop(id(v))
                 fits = self._reprieve(profile, v, tokens, placed, homes)
-                if isinstance(fits, Status):
+                if fits is not True:
                     aside[id(v)] = [cache.set_aside(p.uid) for p in v.pods]
-                    return Preemption(fits)
-                if not fits:
-                    aside[id(v)] = [cache.set_aside(p.uid) for p in v.pods]
+                    if isinstance(fits, Status):
+                        return Preemption(fits)
                     removed = self._tell(profile, "remove_pod", v, placed, homes)
                     if removed is not None:
                         return Preemption(removed)
@@ -228,7 +227,8 @@ class PodGroupPreemption:
                   placed: list[PodResult], homes: dict[str, str | None]) -> bool | Status:
         """reprieveVictim: the victim put back, whether every placed pod still passes the filters
         (with the pods nominated there) on its node, each assumed and reserved for the next while
-        checked; an error's status. Whatever the verdict, the placed pods leave the cache again."""
+        checked; the status of an AddPod extension's error. Whatever the verdict, the placed pods
+        leave the cache again."""
         self._put_back(tokens)
         told = self._tell(profile, "add_pod", victim, placed, homes)
         if told is not None:
