@@ -51,9 +51,11 @@ class ClusterEventHandlers:
                 self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD, objects=(None, new))
             else:
                 self.cache.update_pod(new)
-                # A resize that lowered its requests frees room (AssignedPodUpdate / UpdatePodScaleDown).
+                # A resize that lowered its requests frees room (AssignedPodUpdate / UpdatePodScaleDown);
+                # a relabelling may satisfy pod affinity or spreading. With both objects, as
+                # kube-scheduler's updatePodInCache, for the rejecting plugins' hints.
                 for event in events.assigned_pod_update_events(old, new):
-                    self.queue.move_all_to_active_or_backoff(event)
+                    self.queue.move_all_to_active_or_backoff(event, objects=(old, new))
         else:
             if eligible(new, self.names):
                 if self.cache.is_assumed(new):
@@ -116,7 +118,8 @@ class ClusterEventHandlers:
             self.queue.move_all_to_active_or_backoff(event, objects=(old, new))
 
     def node_deleted(self, node: Node) -> None:
-        self.queue.move_all_to_active_or_backoff(events.NODE_DELETE)
+        # With the node, as kube-scheduler's deleteNodeFromCache: PodTopologySpread's hint reads it.
+        self.queue.move_all_to_active_or_backoff(events.NODE_DELETE, objects=(node, None))
         self.cache.remove_node(node.metadata.name)
 
     def job_changed(self, job: Job) -> None:

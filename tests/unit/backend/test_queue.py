@@ -20,6 +20,8 @@ from kubesched.model.objects import (
     ResourceRequirements,
     SchedulingGate,
 )
+from kubesched.plugins import inter_pod_affinity
+from tests import builders
 
 
 def make_pod(name: str, priority: int = 0, **spec: object) -> Pod:
@@ -682,3 +684,21 @@ def test_the_gating_plugin_is_asked_first(clock: FakeClock) -> None:
     q.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
     assert (first.asked, second.asked) == (1, 2)
     assert info.unschedulable_plugins == {"First"}
+
+
+def test_a_bound_pod_moves_a_pod_inter_pod_affinity_rejected_only_when_it_matches_its_terms(clock: FakeClock) -> None:
+    """InterPodAffinity registers AssignedPod/Add with kube-scheduler's queueing hint: a pod waiting
+    for a pod its required affinity selects is not retried for every pod that binds."""
+    ipa = inter_pod_affinity.new({})
+    q = SchedulingQueue(clock, plugin_events={"kubesched": events.registered_events([ipa])})
+    waiting = builders.make_pod("web-client").scheduler("kubesched").pod_affinity(app="web").obj()
+    q.add(waiting)
+    info = q.pop_nowait()
+    assert info is not None
+    reject(q, info, ipa.name)
+    unrelated = builders.make_pod("db-0").node("n1").label("app", "db").obj()
+    assert q.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD, objects=(None, unrelated)) == 0
+    assert q.where(info.uid) == "unschedulable"
+    matching = builders.make_pod("web-0").node("n1").label("app", "web").obj()
+    assert q.move_all_to_active_or_backoff(events.ASSIGNED_POD_ADD, objects=(None, matching)) == 1
+    assert q.where(info.uid) in ("active", "backoff")

@@ -89,13 +89,15 @@ _CASES = [
     pytest.param(("NodeResourcesFit",), "status-only", False, id="fit-assigned-pod-status-update"),
     pytest.param(("NodeResourcesFit",), "relabel-pod", False, id="fit-assigned-pod-label-change"),
     pytest.param(("NodeResourcesFit",), "bind", False, id="fit-assigned-pod-add"),
-    # kube-scheduler's registrations (AssignedPod Add/UpdatePodLabel/Delete, Node Add/UpdateNodeLabel),
-    # without its queueing hints: every matching event moves the pod.
-    pytest.param(("InterPodAffinity",), "bind", True, id="pod-affinity-assigned-pod-add"),
-    pytest.param(("InterPodAffinity",), "delete-pod", True, id="pod-affinity-assigned-pod-delete"),
-    pytest.param(("InterPodAffinity",), "relabel-pod", True, id="pod-affinity-assigned-pod-label-change"),
-    pytest.param(("InterPodAffinity",), "add-node", True, id="pod-affinity-node-add"),
-    pytest.param(("InterPodAffinity",), "relabel", True, id="pod-affinity-node-label-change"),
+    # kube-scheduler's registrations (AssignedPod Add/UpdatePodLabel/Delete, Node Add/UpdateNodeLabel)
+    # with its queueing hints: a pod with no pod (anti-)affinity of its own, rejected for another
+    # pod's anti-affinity, waits for that pod to go or its own labels to change, so none of these
+    # moves it (_HINTED_CASES has pods with terms).
+    pytest.param(("InterPodAffinity",), "bind", False, id="pod-affinity-assigned-pod-add"),
+    pytest.param(("InterPodAffinity",), "delete-pod", False, id="pod-affinity-assigned-pod-delete"),
+    pytest.param(("InterPodAffinity",), "relabel-pod", False, id="pod-affinity-assigned-pod-label-change"),
+    pytest.param(("InterPodAffinity",), "add-node", False, id="pod-affinity-node-add"),
+    pytest.param(("InterPodAffinity",), "relabel", False, id="pod-affinity-node-label-change"),
     pytest.param(("InterPodAffinity",), "untaint", False, id="pod-affinity-node-taint-change"),
     # The fields it rejects are immutable: no cluster event can change its verdict.
     pytest.param(("UnsupportedPodFields",), "add-node", False, id="unsupported-fields-node-add"),
@@ -167,6 +169,96 @@ def test_event_moves_only_pods_its_plugins_registered_for(plugins: tuple[str, ..
     pod = _pending("p").obj()
     _reject(sched, pod, *plugins)
     _happen(sched, what)
+    assert bool(_moved(sched, [pod])) is moved
+
+
+# --- InterPodAffinity's and PodTopologySpread's queueing hints, asked with the objects each handler
+# reports (kube-scheduler: the bound pod added, old and new on an update, the deleted pod or node)
+
+_ZONE = "zone"
+
+
+def _running(app: str) -> Pod:
+    return make_pod(f"running-{app}").node("n").req(cpu="1").label("app", app).obj()
+
+
+_AFFINITY = _pending("p").pod_affinity(topology_key=_ZONE, app="web")
+_ANTI = _pending("p").pod_affinity(anti=True, topology_key=_ZONE, app="web")
+_SPREAD = _pending("p").spread(topology_key=_ZONE, selector=label_selector(app="web"))
+_SPREAD_REGION = _pending("p").spread(topology_key="region", selector=label_selector(app="web"))
+
+
+def _existing(sched: Scheduler, what: str) -> None:
+    """What is there before the pod is rejected."""
+    if what in ("delete-web", "relabel-web-to-db"):
+        sched.handlers.pod_added(_running("web"))
+    elif what == "relabel-db-to-web":
+        sched.handlers.pod_added(_running("db"))
+
+
+def _hinted_event(sched: Scheduler, what: str) -> None:
+    if what in ("bind-web", "bind-db"):
+        app = what.removeprefix("bind-")
+        sched.handlers.pod_updated(make_pod(f"running-{app}").req(cpu="1").label("app", app).obj(), _running(app))
+    elif what == "delete-web":
+        sched.handlers.pod_deleted(_running("web"))
+    elif what in ("relabel-web-to-db", "relabel-db-to-web"):
+        old, new = what.removeprefix("relabel-").split("-to-")
+        sched.handlers.pod_updated(_running(old), make_pod(f"running-{old}").node("n").req(cpu="1")
+                                   .label("app", new).obj())
+    elif what == "add-node-zone":
+        sched.handlers.node_added(make_node("n2").label(_ZONE, "b").obj())
+    elif what == "add-node-bare":
+        sched.handlers.node_added(make_node("n2").obj())
+    elif what == "delete-node":
+        sched.handlers.node_deleted(_node(_NODE))
+    else:
+        sched.handlers.node_updated(_node(_NODE), {
+            "relabel-node-zone": make_node("n").label("zone", "b").taint("k", "v"),
+            "relabel-node-other": make_node("n").label("zone", "a").label("tier", "x").taint("k", "v"),
+            "retaint-node": make_node("n").label("zone", "a").taint("k2", "v"),
+        }[what].obj())
+
+
+# (the pending pod, the plugin that rejected it, what happens, moved?)
+_HINTED_CASES = [
+    pytest.param(_AFFINITY, "bind-web", True, id="affinity-matching-pod-bound"),
+    pytest.param(_AFFINITY, "bind-db", False, id="affinity-other-pod-bound"),
+    pytest.param(_AFFINITY, "relabel-db-to-web", True, id="affinity-bound-pod-relabelled-to-match"),
+    pytest.param(_AFFINITY, "relabel-web-to-db", False, id="affinity-bound-pod-relabelled-not-to-match"),
+    pytest.param(_AFFINITY, "delete-web", False, id="affinity-matching-pod-deleted"),
+    pytest.param(_AFFINITY, "add-node-zone", True, id="affinity-node-with-topology-key-added"),
+    pytest.param(_AFFINITY, "add-node-bare", False, id="affinity-node-without-topology-key-added"),
+    pytest.param(_AFFINITY, "relabel-node-zone", True, id="affinity-node-moved-to-another-zone"),
+    pytest.param(_AFFINITY, "relabel-node-other", False, id="affinity-node-relabelled-unrelated"),
+    pytest.param(_ANTI, "delete-web", True, id="anti-affinity-matching-pod-deleted"),
+    pytest.param(_ANTI, "relabel-web-to-db", True, id="anti-affinity-bound-pod-relabelled-not-to-match"),
+    pytest.param(_ANTI, "relabel-db-to-web", False, id="anti-affinity-bound-pod-relabelled-to-match"),
+    pytest.param(_ANTI, "bind-web", False, id="anti-affinity-pod-bound"),
+    pytest.param(_ANTI, "add-node-bare", True, id="anti-affinity-node-added"),
+    pytest.param(_SPREAD, "bind-web", True, id="spread-matching-pod-bound"),
+    pytest.param(_SPREAD, "bind-db", False, id="spread-other-pod-bound"),
+    pytest.param(_SPREAD, "delete-web", True, id="spread-matching-pod-deleted"),
+    pytest.param(_SPREAD, "relabel-db-to-web", True, id="spread-bound-pod-relabelled-to-match"),
+    pytest.param(_SPREAD, "add-node-zone", True, id="spread-node-with-topology-key-added"),
+    pytest.param(_SPREAD, "add-node-bare", False, id="spread-node-without-topology-key-added"),
+    pytest.param(_SPREAD, "delete-node", True, id="spread-node-with-topology-key-deleted"),
+    pytest.param(_SPREAD_REGION, "delete-node", False, id="spread-node-without-topology-key-deleted"),
+    pytest.param(_SPREAD, "retaint-node", True, id="spread-node-taints-changed"),
+    pytest.param(_SPREAD, "relabel-node-other", False, id="spread-node-relabelled-unrelated"),
+]
+
+
+@pytest.mark.parametrize(("pending", "what", "moved"), _HINTED_CASES)
+def test_pod_affinity_and_spread_hints_decide_which_events_move_a_pod(pending: PodBuilder, what: str,
+                                                                      moved: bool) -> None:
+    plugin = "PodTopologySpread" if pending.obj().spec.topology_spread_constraints else "InterPodAffinity"
+    sched = _scheduler()
+    sched.handlers.node_added(_node(_NODE))
+    _existing(sched, what)
+    pod = pending.obj()
+    _reject(sched, pod, plugin)
+    _hinted_event(sched, what)
     assert bool(_moved(sched, [pod])) is moved
 
 

@@ -7,13 +7,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Bools, PreFilterResult, Rows, Scores
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.plugins.inter_pod_affinity import filtering, scoring
+from kubesched.model.objects import Pod
+from kubesched.plugins.inter_pod_affinity import filtering, hints, scoring
 from kubesched.plugins.inter_pod_affinity.args import InterPodAffinityArgs, typed
 from kubesched.plugins.inter_pod_affinity.filtering import NO_STATE, PRE_FILTER_KEY, PreFilterState
 from kubesched.plugins.inter_pod_affinity.scoring import PRE_SCORE_KEY, PreScoreState
@@ -25,21 +26,33 @@ NAME = "InterPodAffinity"
 class InterPodAffinity:
     name = NAME
 
-    # kube-scheduler registers each with a queueing hint; kubesched has none, so any match requeues.
-    _EVENTS = (
-        ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-        ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_LABEL),
-        ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-    )
-
     def __init__(self, args: InterPodAffinityArgs | None = None,
                  namespaces: NamespaceLister | None = None) -> None:
         self.args = args or InterPodAffinityArgs()
         self.namespaces: NamespaceLister = namespaces if namespaces is not None else NoNamespaces()
         self.terms = TermCache()
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return self._EVENTS
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        """Each with kube-scheduler's queueing hint (hints.py): a bound pod added (affinity),
+        relabelled or deleted (anti-affinity, both ways); the pod's own labels; a node added or
+        relabelled (topology keys)."""
+        return (
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD,
+                                              ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                                 self.after_assigned_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_LABEL),
+                                 hints.after_target_pod_update_label),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                                 self.after_node_change),
+        )
+
+    def after_assigned_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """isSchedulableAfterAssignedPodChange (hints.after_assigned_pod_change)."""
+        return hints.after_assigned_pod_change(self.terms, pod, old, new)
+
+    def after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """isSchedulableAfterNodeChange (hints.after_node_change)."""
+        return hints.after_node_change(self.terms, pod, old, new)
 
     # --- PreFilter and its extensions ---------------------------------------------------------------
 

@@ -204,8 +204,11 @@ def test_parse_args(raw: dict[str, Any], want: dict[str, Any] | None, errors: li
 
 
 def test_events_to_register() -> None:
-    assert new({}).events_to_register() == (
+    """kube-scheduler's EventsToRegister, each event with its queueing hint."""
+    events = new({}).events_to_register()
+    assert [e.event for e in events] == [
         ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
         ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_LABEL),
         ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-    )
+    ]
+    assert all(e.hint is not None for e in events)
