@@ -97,8 +97,7 @@ class _DeviceChoice(_RunFields):
 
     def _device_capacity_in_use(self, device_id: DeviceID) -> bool:
         allocated = self.a.allocated
-        return (device_id in allocated.aggregated_capacity
-                or any(d == device_id for d, _ in allocated.allocated_shared_device_ids)
+        return (device_id in allocated.aggregated_capacity or allocated.is_shared(device_id)
                 or device_id in self.allocating_capacity)
 
     def _allocate_device(self, ci: int, ri: int, si: int, d: _DeviceWithID,

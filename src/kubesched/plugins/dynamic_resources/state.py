@@ -44,11 +44,21 @@ class AllocatedState:
     # whenever what the allocated or in-flight claims take of it changes. None when the state was
     # not gathered from a tracker: nothing is kept then.
     pool_marks: dict[tuple[str, str], int] | None = None
+    # The devices of allocated_shared_device_ids, built at the first question (the state is complete
+    # by then): upstream scans every shared allocation for each device it checks, which made an
+    # attempt on a cluster full of shared devices quadratic (ConsumableCapacity/full_1000nodes).
+    _shared_devices: set[DeviceID] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def is_shared(self, device_id: DeviceID) -> bool:
+        """Whether some allocation shares the device (a DeviceID of allocated_shared_device_ids)."""
+        shared = self._shared_devices
+        if shared is None:
+            shared = self._shared_devices = {d for d, _ in self.allocated_shared_device_ids}
+        return device_id in shared
 
     def is_allocated(self, device_id: DeviceID) -> bool:
         """IsDeviceAllocated: taken whole, shared, or with capacity consumed."""
-        return (device_id in self.allocated_devices
-                or any(d == device_id for d, _ in self.allocated_shared_device_ids)
+        return (device_id in self.allocated_devices or self.is_shared(device_id)
                 or device_id in self.aggregated_capacity)
 
 

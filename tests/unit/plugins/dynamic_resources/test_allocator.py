@@ -1626,3 +1626,15 @@ def test_default_features_are_kube_schedulers() -> None:
     assert (f.admin_access, f.prioritized_list, f.partitionable_devices, f.device_taints,
             f.device_binding_and_status, f.consumable_capacity) == (True,) * 6
     assert f.fractional_capacity_range is False
+
+
+def test_random_share_ids_are_distinct_version_4_uuids() -> None:
+    import uuid
+
+    from kubesched.plugins.dynamic_resources.allocator import random_share_id
+    ids = [random_share_id() for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    for text in ids[:200]:
+        u = uuid.UUID(text)
+        assert str(u) == text
+        assert (u.version, u.variant) == (4, uuid.RFC_4122)

@@ -159,6 +159,8 @@ def test_shared_devices_and_consumed_capacity() -> None:
     state = tracker.gather_allocated_state()
     assert state.allocated_devices == set()
     assert state.allocated_shared_device_ids == {(SHARED, "share-123"), (SHARED, "share-456")}
+    assert (state.is_shared(SHARED), state.is_allocated(SHARED)) == (True, True)
+    assert (state.is_shared(INSTANCE_1), state.is_allocated(INSTANCE_1)) == (False, False)
     assert {d: {k: str(v) for k, v in c.items()} for d, c in state.aggregated_capacity.items()} == \
         {SHARED: {"my-cap": "2"}}
     tracker.delete(b)

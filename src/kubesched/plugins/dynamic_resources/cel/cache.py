@@ -41,6 +41,10 @@ class Cache:
                 self._entries.popitem(last=False)
         return result
 
+    def holds(self, expression: str, result: CompilationResult) -> bool:
+        """Whether `result` is still the kept compilation of `expression` (the LRU untouched)."""
+        return self._entries.get(expression) is result
+
     def __len__(self) -> int:
         return len(self._entries)
 
@@ -58,17 +62,27 @@ class CelSelectorCache(SelectorCache):
     def __init__(self, cache: Cache | None = None) -> None:
         super().__init__(_never)
         self._cel = cache if cache is not None else Cache()
+        # The callable made for each compilation the LRU holds: the allocator asks for it once per
+        # device and node, and a new closure each time was a sixth of a full cluster's attempt.
+        self._callables: dict[str, tuple[CompilationResult, CompiledSelector]] = {}
 
     def get(self, expression: str) -> CompiledSelector | SelectorCompileError:
         result = self._cel.get_or_compile(expression)
         if result.error is not None:
             return SelectorCompileError(result.error)
+        made = self._callables.get(expression)
+        if made is not None and made[0] is result:
+            return made[1]
 
         def matches(d: CelDevice) -> bool:
             try:
                 return result.device_matches(d.driver, d.allow_multiple_allocations, d.attributes, d.capacity)
             except CelRuntimeError as e:
                 raise SelectorRuntimeError(enhance_runtime_error(str(e))) from None
+        if len(self._callables) >= len(self._cel) + SCHEDULER_CACHE_ENTRIES:
+            # Only what the LRU still holds can be asked for again as the same compilation.
+            self._callables = {e: m for e, m in self._callables.items() if self._cel.holds(e, m[0])}
+        self._callables[expression] = (result, matches)
         return matches
 
 

@@ -35,3 +35,18 @@ def test_selector_cache_for_the_allocator() -> None:
         compiled(device)
     assert str(e.value) == enhance_runtime_error("no such key: missing")
     assert str(e.value).endswith("guarding the check with has() for optional fields")
+
+
+def test_selector_cache_hands_out_one_callable_per_kept_compilation() -> None:
+    selectors = CelSelectorCache(Cache(max_entries=1))
+    device = CelDevice("d", True, {}, {})
+    first = selectors.get("device.allowMultipleAllocations == true")
+    assert selectors.get("device.allowMultipleAllocations == true") is first
+    assert not isinstance(first, SelectorCompileError)
+    assert first(device)
+    # Pushed out of the LRU, the expression is compiled again and gets a callable of its own.
+    assert not isinstance(selectors.get("true"), SelectorCompileError)
+    again = selectors.get("device.allowMultipleAllocations == true")
+    assert again is not first
+    assert not isinstance(again, SelectorCompileError)
+    assert again(device)
