@@ -10,11 +10,17 @@ everything the allocator read for that node is the same:
 - the node's slices (the same objects: an update or a taint rule makes a new one) and no slice
   change anywhere since (the slice tracker's version: pool completeness reads other slices too);
 - what is taken of the pools of the node's slices: the tracker's count of changes to each pool's
-  allocated and in-flight devices (an allocation come or gone there, in flight or written).
+  allocated and in-flight devices (an allocation come or gone there, in flight or written, a
+  device's share and the capacity it consumed included). The shared counters of partitionable
+  devices and the consumable capacity of devices allocatable more than once are read from those
+  allocations of the node's pools, so the count covers them too.
 
-Only the plain case is kept: every slice is local to one node (none shared, none selecting nodes
-per device), and no device of the node consumes counters or can be allocated more than once (those
-read state beyond which devices are taken). Otherwise the allocator simply runs, as upstream's."""
+Only attempts whose slices are all local to one node are kept (none shared, none selecting nodes
+per device). Otherwise the allocator simply runs, as upstream's.
+
+A kept outcome with shared devices is reused with the share IDs of the pod that found it: whoever
+writes it out gives each share a new ID (plugin_state.NodeAllocation), as upstream's allocator
+makes one per allocation."""
 
 from __future__ import annotations
 
@@ -41,19 +47,11 @@ class _Kept:
 
 
 @dataclass(slots=True, frozen=True)
-class _SliceFacts:
-    obj: ResourceSlice
-    # No shared counters, no device consuming counters or allocatable more than once.
-    plain: bool
-
-
-@dataclass(slots=True, frozen=True)
 class _NodeFacts:
     """A node's slices under one slice version: found once, asked by every pod's filter."""
 
     slices: tuple[ResourceSlice, ...]
     pools: tuple[tuple[str, str], ...]
-    plain: bool
 
 
 class NodeOutcomes:
@@ -65,35 +63,19 @@ class NodeOutcomes:
         self.hits = 0
         self.misses = 0
         self._slice_version = -1
-        # What each slice object is, found once (kept beside it so the id stays its): every node of
-        # every pod's filter asks.
-        self._facts: dict[int, _SliceFacts] = {}
         self._nodes: dict[str, _NodeFacts] = {}
-
-    def facts(self, s: ResourceSlice) -> _SliceFacts:
-        found = self._facts.get(id(s))
-        if found is None or found.obj is not s:
-            if len(self._facts) >= self._max:
-                self._facts.clear()
-            spec = s.spec
-            plain = not spec.shared_counters and not any(d.consumes_counters or d.allow_multiple_allocations
-                                                         for d in spec.devices)
-            found = self._facts[id(s)] = _SliceFacts(s, plain)
-        return found
 
     def node_facts(self, node: str, slices_on_node: dict[str, list[ResourceSlice]]) -> _NodeFacts:
         """Valid for the version the last attempt started under (each new version clears them)."""
         found = self._nodes.get(node)
         if found is None:
             slices = tuple(slices_on_node.get(node, ()))
-            found = self._nodes[node] = _NodeFacts(
-                slices, tuple((s.spec.driver, s.spec.pool.name) for s in slices),
-                all(self.facts(s).plain for s in slices))
+            found = self._nodes[node] = _NodeFacts(slices, tuple((s.spec.driver, s.spec.pool.name) for s in slices))
         return found
 
     def attempt(self, slice_version: int, slices_on_node: dict[str, list[ResourceSlice]], shared: bool,
                 classes: dict[str, DeviceClass], allocated: AllocatedState) -> Attempt | None:
-        """None when the attempt is not the plain case (a shared or per-device slice)."""
+        """None when some slice is not local to one node (shared, or selecting nodes per device)."""
         if slice_version != self._slice_version:
             # Nothing kept under another version can match again: let go of it and its slices.
             self._kept.clear()
@@ -153,10 +135,8 @@ class Attempt:
                                               tuple(self._classes.get(n) for n in names))
         return found[1], found[2]
 
-    def _view(self, node: str, claims: Sequence[ResourceClaim]) -> tuple[_Key, _Kept] | None:
+    def _view(self, node: str, claims: Sequence[ResourceClaim]) -> tuple[_Key, _Kept]:
         facts = self._outcomes.node_facts(node, self._slices_on_node)
-        if not facts.plain:
-            return None
         specs, classes = self._claims_view(claims)
         marks = self._marks
         in_use = tuple([marks.get(p, 0) for p in facts.pools])
@@ -165,10 +145,7 @@ class Attempt:
 
     def get(self, node: str, claims: Sequence[ResourceClaim]) -> list[ClaimAllocation] | object | None:
         """The kept outcome, or MISS."""
-        view = self._view(node, claims)
-        if view is None:
-            return MISS
-        key, now = view
+        key, now = self._view(node, claims)
         kept = self._outcomes._get(key)
         if kept is None or (kept.slices is not now.slices and (
                 len(kept.slices) != len(now.slices)
@@ -181,9 +158,6 @@ class Attempt:
         return kept.found
 
     def put(self, node: str, claims: Sequence[ResourceClaim], found: list[ClaimAllocation] | None) -> None:
-        view = self._view(node, claims)
-        if view is None:
-            return
-        key, now = view
+        key, now = self._view(node, claims)
         now.found = found
         self._outcomes._put(key, now)

@@ -267,7 +267,7 @@ class DynamicResources(ReserveAndBind):
             # The extended-resource claim as this node must satisfy it.
             to_allocate = [extended.claim if extended is not None and s.is_extended(i) else c
                            for i, c in s.to_allocate()]
-            status, found = self._allocate(s.allocator, node, to_allocate, s.outcomes)
+            status, found, reused = self._allocate(s.allocator, node, to_allocate, s.outcomes)
             if status is not None:
                 return status
             allocations = found
@@ -277,7 +277,8 @@ class DynamicResources(ReserveAndBind):
         if s.allocator is not None:
             s.node_allocations[node.name] = NodeAllocation(
                 allocations, extended.claim if extended is not None else None,
-                extended.mappings if extended is not None else [])
+                extended.mappings if extended is not None else [],
+                new_share_id=s.allocator.new_share_id if reused else None)
         return None
 
     def _filter_extended(self, s: DraState, pod: Pod, node: NodeInfo) -> tuple[NodeClaim | None, Status | None]:
@@ -298,10 +299,11 @@ class DynamicResources(ReserveAndBind):
         return node_claim(claim, pod, extended, s.mapping), None
 
     def _allocate(self, allocator: Allocator, node: NodeInfo, claims: list[ResourceClaim],
-                  outcomes: Attempt | None = None) -> tuple[Status | None, list[ClaimAllocation]]:
+                  outcomes: Attempt | None = None) -> tuple[Status | None, list[ClaimAllocation], bool]:
+        """(status, allocations, whether they are an outcome kept from another pod's attempt)."""
         kept = MISS if outcomes is None else outcomes.get(node.name, claims)
         if kept is not MISS:
-            return self._allocated(cast("list[ClaimAllocation] | None", kept), claims)
+            return *self._allocated(cast("list[ClaimAllocation] | None", kept), claims), True
         clock = self.handle.clock
         timed_out = False
         if self.filter_timeout > 0:
@@ -319,15 +321,15 @@ class DynamicResources(ReserveAndBind):
         try:
             found = allocator.allocate(NodeView(node.name, node.node.metadata.labels), claims)
         except NodeAllocationError as e:
-            return unresolvable(str(e)), []
+            return unresolvable(str(e)), [], False
         except AllocatorError as e:
             if timed_out:
                 # Possibly transient: an error sends the pod to backoff, not to wait for an event.
-                return error(f"node {node.name}: timed out trying to allocate devices"), []
-            return error(str(e)), []
+                return error(f"node {node.name}: timed out trying to allocate devices"), [], False
+            return error(str(e)), [], False
         if outcomes is not None:
             outcomes.put(node.name, claims, found)
-        return self._allocated(found, claims)
+        return *self._allocated(found, claims), False
 
     @staticmethod
     def _allocated(found: list[ClaimAllocation] | None,

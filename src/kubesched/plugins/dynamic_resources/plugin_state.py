@@ -10,7 +10,7 @@ It has no clone(): a cloned CycleState shares it, as upstream's stateData.Clone 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kubesched.framework.status import Code, Status
@@ -56,12 +56,15 @@ class NodeAllocation:
     # The claim for the pod's extended resources with the requests this node must satisfy.
     extended_claim: ResourceClaim | None = None
     mappings: list[ContainerExtendedResourceRequest] = field(default_factory=list)
+    # Set when `found` was kept from another pod's attempt (node_outcomes.py): its shares get new
+    # IDs when written out, so no two allocations of a device share one.
+    new_share_id: Callable[[], str] | None = None
     _results: list[AllocationResult] | None = None
 
     @property
     def results(self) -> list[AllocationResult]:
         if self._results is None:
-            self._results = [allocation_result(a) for a in self.found]
+            self._results = [allocation_result(a, self.new_share_id) for a in self.found]
         return self._results
 
 

@@ -7,7 +7,7 @@ devices), else none (available everywhere)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 
 from kubesched.model.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
@@ -56,17 +56,19 @@ def _add_requirements(source: list[NodeSelectorRequirement], target: list[NodeSe
             target.append(requirement)
 
 
-def allocation_result(a: ClaimAllocation) -> AllocationResult:
-    """The AllocationResult the scheduler writes into the claim's status."""
-    return AllocationResult(DeviceAllocationResult([_result(r) for r in a.results], list(a.config)),
+def allocation_result(a: ClaimAllocation, new_share_id: Callable[[], str] | None = None) -> AllocationResult:
+    """The AllocationResult the scheduler writes into the claim's status; with `new_share_id`, each
+    shared device gets a new share ID (an allocation found for another pod, kept and reused)."""
+    return AllocationResult(DeviceAllocationResult([_result(r, new_share_id) for r in a.results], list(a.config)),
                             node_selector=a.node_selector)
 
 
-def _result(r: DeviceResult) -> DeviceRequestAllocationResult:
+def _result(r: DeviceResult, new_share_id: Callable[[], str] | None) -> DeviceRequestAllocationResult:
+    share_id = new_share_id() if new_share_id is not None and r.share_id is not None else r.share_id
     return DeviceRequestAllocationResult(
         request=r.request, driver=r.driver, pool=r.pool, device=r.device, admin_access=r.admin_access,
         tolerations=list(r.tolerations), binding_conditions=list(r.binding_conditions),
-        binding_failure_conditions=list(r.binding_failure_conditions), share_id=r.share_id,
+        binding_failure_conditions=list(r.binding_failure_conditions), share_id=share_id,
         consumed_capacity={name: quantity_text(amount, r.capacity_sources.get(name, ""))
                            for name, amount in r.consumed_capacity.items()})
 

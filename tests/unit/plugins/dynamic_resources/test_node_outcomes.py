@@ -13,7 +13,16 @@ import pytest
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.model.objects import ObjectMeta
-from kubesched.model.resource import DeviceClass, ResourceClaim, ResourceSlice
+from kubesched.model.resource import (
+    CapacityRequirements,
+    Counter,
+    CounterSet,
+    DeviceCapacity,
+    DeviceClass,
+    DeviceCounterConsumption,
+    ResourceClaim,
+    ResourceSlice,
+)
 from kubesched.plugins.dynamic_resources.node_outcomes import Attempt, NodeOutcomes
 from kubesched.plugins.dynamic_resources.plugin_state import DraState
 from kubesched.plugins.dynamic_resources.state import ClaimAllocation
@@ -32,19 +41,46 @@ class NeverKept(NodeOutcomes):
         return None
 
 
-def slice_of(node: str, devices: int, generation: int = 1) -> ResourceSlice:
+# The devices of the property below: plain ones; ones allocatable more than once, each with 4 of
+# capacity "mem" (DRAConsumableCapacity); or partitions of 2 of a counter set of 4 (DRAPartitionableDevices).
+KINDS = ("plain", "shared", "counters")
+
+
+def slice_of(node: str, devices: int, generation: int = 1, kind: str = "plain") -> ResourceSlice:
     s = make_slice(node, DRIVER)
     for i in range(devices):
         s.device(f"dev-{i}")
-    s.obj().spec.pool.generation = generation
+    spec = s.obj().spec
+    spec.pool.generation = generation
+    for d in spec.devices:
+        if kind == "shared":
+            d.allow_multiple_allocations = True
+            d.capacity = {"mem": DeviceCapacity(value="4")}
+        elif kind == "counters":
+            d.consumes_counters = [DeviceCounterConsumption(counter_set="set", counters={"c": Counter(value="2")})]
+    if kind == "counters":
+        spec.shared_counters = [CounterSet(name="set", counters={"c": Counter(value="4")})]
     return s.obj()
 
 
-def claim(i: int, count: int) -> ResourceClaim:
-    return make_claim(f"claim-{i}").request("gpu", count).obj()
+def claim(i: int, count: int, mem: str | None = None) -> ResourceClaim:
+    c = make_claim(f"claim-{i}").request("gpu", count).obj()
+    if mem is not None:
+        exactly = c.spec.devices.requests[0].exactly
+        assert exactly is not None
+        exactly.capacity = CapacityRequirements({"mem": mem})
+    return c
+
+
+def _without_share_ids(allocation: object) -> tuple[object, list[str]]:
+    """An allocation's builtins with its share IDs taken out, and the IDs."""
+    found = msgspec.to_builtins(allocation)
+    ids = [r.pop("shareID") for r in found["devices"]["results"] if "shareID" in r]
+    return found, ids
 
 
 def decide(ctx_plugin: object, i: int) -> tuple[list[tuple[str, str | None]], dict[str, list[object]]]:
+    """Each node's status and allocations (share IDs aside: each must be new, which is checked)."""
     pod = PodInfo(make_pod(f"pod-{i}").uid(f"pod-uid-{i}").resource_claim("gpu", claim=f"claim-{i}").obj())
     state = CycleState()
     _, status = ctx_plugin.pre_filter(state, pod, snapshot_with(list(NODES)))  # type: ignore[attr-defined]
@@ -54,14 +90,26 @@ def decide(ctx_plugin: object, i: int) -> tuple[list[tuple[str, str | None]], di
         s = ctx_plugin.filter(state, pod, NodeInfo(n))  # type: ignore[attr-defined]
         statuses.append((n.metadata.name, None if s is None else s.message()))
     dra: DraState = state.read("DynamicResources")
-    return statuses, {k: [msgspec.to_builtins(a) for a in v.results] for k, v in dra.node_allocations.items()}
+    allocations: dict[str, list[object]] = {}
+    for k, v in dra.node_allocations.items():
+        for a in v.results:
+            found, ids = _without_share_ids(a)
+            allocations.setdefault(k, []).append(found)
+            assert not set(ids) & SEEN_SHARE_IDS, f"pod {i} on {k}: a share ID used before"
+            SEEN_SHARE_IDS.update(ids)
+    return statuses, allocations
 
 
+SEEN_SHARE_IDS: set[str] = set()
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed-{s}") for s in range(12)])
-def test_kept_outcomes_decide_as_the_allocator_does(seed: int) -> None:
+def test_kept_outcomes_decide_as_the_allocator_does(seed: int, kind: str) -> None:
     rng = random.Random(seed)
-    slices = [slice_of(n.metadata.name, rng.randint(1, 3)) for n in NODES]
-    claims = [claim(i, rng.choice([1, 1, 1, 2])) for i in range(40)]
+    slices = [slice_of(n.metadata.name, rng.randint(1, 3), kind=kind) for n in NODES]
+    claims = [claim(i, rng.choice([1, 1, 1, 2]), rng.choice(["1", "2", "3"]) if kind == "shared" else None)
+              for i in range(40)]
     kept = setup(Case(pod=make_pod("x").obj(), claims=claims, classes=[CLASS], slices=slices))
     fresh = setup(Case(pod=make_pod("x").obj(), claims=claims, classes=[CLASS], slices=slices))
     fresh.plugin.outcomes = NeverKept()
@@ -89,7 +137,7 @@ def test_kept_outcomes_decide_as_the_allocator_does(seed: int) -> None:
         if roll < 0.15:
             # A driver republishes a node's slice, with more or fewer devices.
             j = rng.randrange(len(NODES))
-            new = slice_of(NODES[j].metadata.name, rng.randint(1, 4), generation=2 + i)
+            new = slice_of(NODES[j].metadata.name, rng.randint(1, 4), generation=2 + i, kind=kind)
             for ctx in (kept, fresh):
                 ctx.plugin.dra.slices.update_slice(slices[j], new)
             slices[j] = new
@@ -127,15 +175,30 @@ def test_an_attempt_with_a_slice_for_all_nodes_keeps_nothing() -> None:
     assert len(ctx.plugin.outcomes) == 0
 
 
-def test_devices_with_counters_or_shared_use_are_not_kept() -> None:
-    s = slice_of("node-0", 1)
-    s.spec.devices[0].allow_multiple_allocations = True
+@pytest.mark.parametrize("kind", ["shared", "counters"])
+def test_devices_with_counters_or_shared_use_are_kept(kind: str) -> None:
     outcomes = NodeOutcomes()
-    attempt = outcomes.attempt(0, {"node-0": [s]}, False, {"gpu": CLASS}, setup(
+    attempt = outcomes.attempt(0, {"node-0": [slice_of("node-0", 1, kind=kind)]}, False, {"gpu": CLASS}, setup(
         Case(pod=make_pod("x").obj())).tracker.gather_allocated_state())
     assert attempt is not None
     attempt.put("node-0", [claim(0, 1)], [ClaimAllocation([], None)])
-    assert len(outcomes) == 0
+    assert len(outcomes) == 1
+
+
+def test_a_kept_shared_allocation_gets_new_share_ids_for_each_pod() -> None:
+    ctx = setup(Case(pod=make_pod("x").obj(), claims=[claim(i, 1, "1") for i in range(3)], classes=[CLASS],
+                     slices=[slice_of(n.metadata.name, 1, kind="shared") for n in NODES]))
+    ids = []
+    for i in range(3):
+        pod = PodInfo(make_pod(f"pod-{i}").uid(f"pod-uid-{i}").resource_claim("gpu", claim=f"claim-{i}").obj())
+        state = CycleState()
+        ctx.plugin.pre_filter(state, pod, snapshot_with(list(NODES)))
+        assert ctx.plugin.filter(state, pod, NodeInfo(NODES[0])) is None
+        dra: DraState = state.read("DynamicResources")
+        ids.append(dra.node_allocations["node-0"].results[0].devices.results[0].share_id)
+    assert ctx.plugin.outcomes.hits == 2
+    assert None not in ids
+    assert len(set(ids)) == 3
 
 
 def test_a_slice_change_lets_go_of_everything_kept() -> None:
