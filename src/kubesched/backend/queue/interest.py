@@ -68,9 +68,10 @@ class EventInterest:
             found = self._hints[event] = matching_hints(self.plugin_events, event)
         return found
 
-    def worth(self, info: QueuedPodInfo, event: ClusterEvent, objects: tuple[Any, Any]) -> bool:
+    def worth(self, info: QueuedPodInfo, event: ClusterEvent, objects: tuple[Any, Any] | None) -> bool:
         """kube-scheduler isPodWorthRequeuing for one event with its objects: a plugin that rejected
-        the pod registered it, and one of its hints says QUEUE (or it has none)."""
+        the pod registered it, and one of its hints says QUEUE (or it has none); an event given
+        without its objects (None) is decided by that interest alone."""
         interest = self.interested(event)
         if not worth_requeuing(info, interest):
             return False

@@ -25,8 +25,9 @@ rejected, not those waiting for a taint to go. A pod that failed with an error (
 moves on any event. Then, when the caller gives the event's objects, each rejecting plugin's hints
 for the event are asked (kube-scheduler isPodWorthRequeuing): a registration without a hint, a hint
 that says QUEUE or one that raises moves the pod; all saying QUEUE_SKIP leave it where it is. An
-event reported without its objects moves the pod on interest alone. Without `plugin_events` every
-event matches.
+event reported without its objects moves the pod on interest alone (kube-scheduler reports every
+event but its wildcards with one; here a failed binding cycle's forgotten pod has none). Without
+`plugin_events` every event matches.
 Which plugins care about an event, their hints and narrowings: interest.py.
 
 An update of a queued pod is classified as kube-scheduler's PodSchedulingPropertiesChange does
@@ -36,9 +37,11 @@ pod object is replaced either way. A gated pod is asked its PreEnqueue plugins a
 flush, as kube-scheduler's wildcard flush re-evaluates every pod. `activate` (the framework
 Handle's Activate) moves a pod to activeQ on a plugin's word.
 
-A rejection seen while a matching cluster event happened during the pod's own cycle sends the pod
-to backoffQ rather than unschedulablePods, so an event that raced with the cycle is not lost; so
-does an update of the pod itself meanwhile that a rejecting plugin's hint queues, or its activation.
+A pod rejected after a cluster event came during its cycle is asked about that event as if it had
+waited in unschedulablePods: when a rejecting plugin registered it and its hint says QUEUE for the
+event's objects, the pod goes to backoffQ rather than unschedulablePods, so an event that raced with
+the cycle is not lost. The pod's own updates meanwhile, and its activation, count the same way.
+Which events are kept for that, and for how long: in_flight.py.
 """
 
 from __future__ import annotations
@@ -50,12 +53,12 @@ import logging
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.backend.queue.clock import Clock, MonotonicClock
 from kubesched.backend.queue.heap import KeyedHeap
 from kubesched.backend.queue.hints import hinted
+from kubesched.backend.queue.in_flight import InFlightPods
 from kubesched.backend.queue.interest import EventInterest, PluginEvents, worth_requeuing
 from kubesched.backend.queue.nominator import PodNominator
 from kubesched.backend.queue.queued_pod import QueuedPodInfo
@@ -92,18 +95,6 @@ SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
 class _Strategy(enum.Enum):
     SKIP = 0
     AFTER_BACKOFF = 1
-
-
-@dataclass(slots=True)
-class _InFlight:
-    info: QueuedPodInfo
-    latest: Pod | None = None
-    # The pod's own updates meanwhile (kube-scheduler addEventsIfPodInFlight): each event with its
-    # (old, new) pods, for the hints of the plugins that reject it, once it comes back.
-    updates: list[tuple[ClusterEvent, Pod, Pod]] = field(default_factory=list)
-    # Activated meanwhile (ForceActivate): it comes back after backoff whatever rejected it.
-    activated: bool = False
-    deleted: bool = False
 
 
 def _active_key(info: QueuedPodInfo) -> tuple[int, float]:
@@ -154,7 +145,8 @@ class SchedulingQueue:
         self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_sort_key(queue_sort))
         self._backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._backoff_key)
         self._error_backoff: KeyedHeap[QueuedPodInfo] = KeyedHeap(self._error_backoff_key)
-        self._in_flight: dict[str, _InFlight] = {}
+        # Pods popped and not done, and the events that came meanwhile (in_flight.py).
+        self._in_flight = InFlightPods()
 
         self._events = EventInterest(plugin_events)
         registered = self._events.plugin_events
@@ -162,9 +154,6 @@ class SchedulingQueue:
             self._events.narrowings(), None if registered is None else registered.keys())
 
         self._scheduling_cycle = 0
-        # Each event of interest that arrived while pods were in flight, with the latest cycle
-        # during which it did: a pod whose own cycle is not newer may have missed it.
-        self._in_flight_events: dict[ClusterEvent, int] = {}
         self._wakeup = asyncio.Event()
         self._closed = False
         # Told (queue, event) on every move into activeQ, backoffQ or unschedulablePods, for
@@ -195,13 +184,13 @@ class SchedulingQueue:
 
     def in_flight_uids(self) -> list[str]:
         """Pods popped and not yet done (their cycle or binding runs)."""
-        return list(self._in_flight)
+        return self._in_flight.uids()
 
     def internal_sizes(self) -> dict[str, int]:
         """Every map the queue keeps, for the debug page: flat over a long run, or something leaks."""
         return {"active": len(self._active), "backoff": len(self._backoff), "error_backoff": len(self._error_backoff),
                 "unschedulable": len(self._unschedulable), "in_flight": len(self._in_flight),
-                "in_flight_events": len(self._in_flight_events), "event_interest": len(self._events)}
+                "in_flight_events": self._in_flight.event_count(), "event_interest": len(self._events)}
 
     def pending_counts(self) -> dict[str, int]:
         """For scheduler_pending_pods{queue}."""
@@ -238,7 +227,7 @@ class SchedulingQueue:
         ]
 
     def in_flight(self) -> list[QueuedPodInfo]:
-        return [f.info for f in self._in_flight.values()]
+        return [f.info for f in self._in_flight.flights()]
 
     # --- informer-driven changes -----------------------------------------------------------------
 
@@ -265,10 +254,11 @@ class SchedulingQueue:
             else:
                 self.nominator.update(old, new)
         if flight is not None:
+            # kube-scheduler addEventsIfPodInFlight: whether or not a plugin is interested.
             before = old or flight.latest or flight.info.pod
             flight.latest = new
-            flight.updates.extend((event, before, new)
-                                  for event in pod_scheduling_properties_change(new, before, target=True))
+            for event in pod_scheduling_properties_change(new, before, target=True):
+                self._in_flight.record(self._scheduling_cycle, event, (before, new))
             return
         for heap in (self._active, self._backoff, self._error_backoff):
             info = heap.get(uid)
@@ -312,9 +302,8 @@ class SchedulingQueue:
         interest = self._events.interested(event)
         if interest is not None and not any(interest.values()):
             return 0  # no plugin cares (kube-scheduler isEventOfInterest)
-        if self._in_flight:
-            # In-flight pods are later judged on interest alone (see _missed_event).
-            self._in_flight_events[event] = self._scheduling_cycle
+        # Whatever pre_check says: the pods in flight are asked about it when they come back.
+        self._in_flight.record(self._scheduling_cycle, event, objects)
         if not self._unschedulable:
             return 0
         hints = None if objects is None or interest is None else self._events.hints(event)
@@ -338,9 +327,9 @@ class SchedulingQueue:
             if info is not None:
                 self._add_active(info, FORCE_ACTIVATE.label, gate=not (self._pop_from_backoff and from_backoff))
                 continue
-            flight = self._in_flight.get(uid)
-            if flight is not None:
-                flight.activated = True
+            if uid in self._in_flight:
+                # A wildcard naming the pod: it alone comes back after backoff, whatever rejected it.
+                self._in_flight.record(self._scheduling_cycle, FORCE_ACTIVATE, (None, pod))
 
     def _asked(self, event: ClusterEvent, objects: tuple[Any, Any]) -> Iterable[QueuedPodInfo]:
         """The unschedulable pods an event's hints must be asked about: those a plugin interested
@@ -359,16 +348,6 @@ class SchedulingQueue:
             (profile, plugin, narrowing, None if narrowing is None else keys[narrowing])
             for profile, plugin, narrowing in plans)
 
-    def _missed_event(self, info: QueuedPodInfo, cycle: int) -> bool:
-        return any(seen >= cycle and worth_requeuing(info, self._events.interested(event))
-                   for event, seen in self._in_flight_events.items())
-
-    def _flight_moves(self, info: QueuedPodInfo, flight: _InFlight) -> bool:
-        """Whether what happened to the pod itself during its cycle may make it schedulable
-        (kube-scheduler determineSchedulingHintForInFlightPod, for its own events)."""
-        worth = self._events.worth
-        return flight.activated or any(worth(info, event, (old, new)) for event, old, new in flight.updates)
-
     # --- the scheduling loop ---------------------------------------------------------------------
 
     def pop_nowait(self) -> QueuedPodInfo | None:
@@ -380,7 +359,7 @@ class SchedulingQueue:
         info.attempts += 1
         self._scheduling_cycle += 1
         info.scheduling_cycle = self._scheduling_cycle
-        self._in_flight[info.uid] = _InFlight(info)
+        self._in_flight.add(info, self._scheduling_cycle)
         return info
 
     def pop_members(self, member: Callable[[Pod], bool], cycle: int) -> list[QueuedPodInfo]:
@@ -402,7 +381,7 @@ class SchedulingQueue:
             info.scheduling_cycle = cycle
             if info.initial_attempt_timestamp is None:
                 info.initial_attempt_timestamp = self._clock.now()
-            self._in_flight[info.uid] = _InFlight(info)
+            self._in_flight.add(info, cycle)
         return taken
 
     async def pop(self) -> QueuedPodInfo | None:
@@ -417,47 +396,56 @@ class SchedulingQueue:
 
     def done(self, uid: str) -> None:
         """The cycle (and binding, if any) for a popped pod is over."""
-        self._in_flight.pop(uid, None)
-        if not self._in_flight:
-            self._in_flight_events.clear()
+        self._in_flight.done(uid)
 
     def add_unschedulable_if_not_present(
         self, info: QueuedPodInfo, scheduling_cycle: int | None = None
     ) -> bool:
         """Requeue a pod whose attempt failed: with `unschedulable_plugins`/`pending_plugins` set it
         was rejected, with both empty it hit an error (error backoff). Also does `done`.
+        `scheduling_cycle` is only logged, as kube-scheduler's podSchedulingCycle: the events the pod
+        may have missed are those since it was popped.
 
         Returns False when the pod is not requeued: deleted meanwhile, or already queued."""
         uid = info.uid
-        flight = self._in_flight.pop(uid, None)
-        if flight is not None:
-            if flight.deleted:
+        flight = self._in_flight.get(uid)
+        try:
+            if flight is not None:
+                if flight.deleted:
+                    return False
+                if flight.latest is not None:
+                    info.pod = flight.latest
+            if self._where(uid) is not None:
+                log.warning("pod %s is already queued (%s); not requeued", info.key, self._where(uid))
                 return False
-            if flight.latest is not None:
-                info.pod = flight.latest
-        if self._where(uid) is not None:
-            log.warning("pod %s is already queued (%s); not requeued", info.key, self._where(uid))
-            return False
-        cycle = info.scheduling_cycle if scheduling_cycle is None else scheduling_cycle
 
-        rejected = info.rejected()
-        if rejected:
-            info.unschedulable_count += 1
-            info.consecutive_errors_count = 0
-        else:
-            info.consecutive_errors_count += 1
-        info.timestamp = self._clock.now()
-        info.backoff_expiration = None
-        info.was_flushed_from_unschedulable = False
-        info.flush_timestamp = None
+            rejected = info.rejected()
+            if rejected:
+                info.unschedulable_count += 1
+                info.consecutive_errors_count = 0
+            else:
+                info.consecutive_errors_count += 1
+            info.timestamp = self._clock.now()
+            info.backoff_expiration = None
+            info.was_flushed_from_unschedulable = False
+            info.flush_timestamp = None
 
-        missed_event = (flight is not None and self._flight_moves(info, flight)) or self._missed_event(info, cycle)
-        if not self._in_flight:
-            self._in_flight_events.clear()
-        strategy = _Strategy.AFTER_BACKOFF if (not rejected or missed_event) else _Strategy.SKIP
-        where = self._requeue(info, strategy, SCHEDULE_ATTEMPT_FAILURE)
-        log.debug("pod %s moved to %s after a failed attempt (cycle %d)", info.key, where, cycle)
-        return True
+            if not rejected:
+                strategy = _Strategy.AFTER_BACKOFF
+            elif flight is None:
+                # kube-scheduler's clusterEventsForPod fails for a pod never popped (a bug): retried.
+                log.warning("pod %s was not in flight; requeued after backoff", info.key)
+                strategy = _Strategy.AFTER_BACKOFF
+            else:
+                missed = self._in_flight.missed(info, flight, self._events)
+                strategy = _Strategy.AFTER_BACKOFF if missed else _Strategy.SKIP
+            where = self._requeue(info, strategy, SCHEDULE_ATTEMPT_FAILURE)
+            log.debug("pod %s moved to %s after a failed attempt (cycle %s)", info.key, where,
+                      info.scheduling_cycle if scheduling_cycle is None else scheduling_cycle)
+            return True
+        finally:
+            # After the pod's events were read: done may drop them.
+            self._in_flight.done(uid)
 
     # --- time-driven moves -----------------------------------------------------------------------
 
@@ -488,6 +476,11 @@ class SchedulingQueue:
                 info.was_flushed_from_unschedulable = True
                 info.flush_timestamp = now
                 moving.append(info)
+        if not moving:
+            return 0
+        # kube-scheduler moves them with the wildcard UnschedulableTimeout, kept like any event
+        # while pods are in flight: each of those that comes back rejected is retried.
+        self._in_flight.record(self._scheduling_cycle, UNSCHEDULABLE_TIMEOUT, None)
         return self._requeue_all(moving, UNSCHEDULABLE_TIMEOUT.label)
 
     async def run(self) -> None:
