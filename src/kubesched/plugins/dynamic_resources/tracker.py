@@ -120,17 +120,23 @@ class AllocatedDevices:
             current = self.capacities.get(device)
             if current is None:
                 continue
+            current = dict(current)
             for name, amount in consumed.items():
                 if name in current:
                     current[name] -= amount
             if all(v == 0 for v in current.values()):
                 del self.capacities[device]
+            else:
+                self.capacities[device] = current
 
 
 def _insert(capacities: dict[DeviceID, ConsumedCapacity], device: DeviceID, consumed: ConsumedCapacity) -> None:
-    current = capacities.setdefault(device, {})
+    """Adds what a share consumes to the device's entry. The entry is replaced, never changed in
+    place: an attempt's AllocatedState shares the entries of the tracker's."""
+    current = dict(capacities.get(device, {}))
     for name, amount in consumed.items():
         current[name] = current.get(name, Decimal(0)) + amount
+    capacities[device] = current
 
 
 class ClaimTracker:
@@ -240,8 +246,9 @@ class ClaimTracker:
     def gather_allocated_state(self) -> AllocatedState:
         """GatherAllocatedState: the devices of the allocated claims and of those in flight."""
         a = self.allocated
-        capacities = {d: dict(c) for d, c in a.capacities.items()}
-        state = AllocatedState(set(a.ids), set(a.share_ids), capacities, dict(a.generations))
+        # The entries are shared, not copied (one per shared device in the cluster, for every
+        # attempt): both sides replace an entry rather than change it (_insert).
+        state = AllocatedState(set(a.ids), set(a.share_ids), dict(a.capacities), dict(a.generations))
         for f in self._in_flight.values():
             c = f.contribution
             state.allocated_devices.update(c.dedicated)

@@ -168,3 +168,20 @@ def test_shared_devices_and_consumed_capacity() -> None:
     assert tracker.gather_allocated_state().aggregated_capacity == {}
     # Without the feature a shared allocation holds the whole device.
     assert ClaimTracker([a], consumable_capacity=False).gather_allocated_state().allocated_devices == {SHARED}
+
+
+def test_a_gathered_state_keeps_its_consumed_capacity_while_the_tracker_changes() -> None:
+    a = make_claim("a").allocation(ALLOCATION_RESULT_WITH_CONSUMED_CAPACITY).obj()
+    b = make_claim("b").allocation(ALLOCATION_RESULT_WITH_CONSUMED_CAPACITY2).obj()
+    tracker = ClaimTracker([a])
+    before = tracker.gather_allocated_state()
+    want = {d: dict(c) for d, c in before.aggregated_capacity.items()}
+    tracker.add(b)
+    during = tracker.gather_allocated_state()
+    tracker.delete(a)
+    tracker.delete(b)
+    # The tracker replaces a device's entry rather than change it: states gathered before keep theirs.
+    assert before.aggregated_capacity == want
+    assert {d: {k: str(v) for k, v in c.items()} for d, c in during.aggregated_capacity.items()} == \
+        {SHARED: {"my-cap": "2"}}
+    assert tracker.gather_allocated_state().aggregated_capacity == {}
