@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Protocol
+
+import msgspec
 
 from kubesched.api.tasks import TaskSet
 from kubesched.backend.cache.cache import Cache
@@ -50,6 +52,11 @@ from kubesched.metrics import (
 from kubesched.model.objects import Pod
 
 log = logging.getLogger("kubesched")
+
+# A failed attempt's (unschedulable plugins, pending plugins): what the queue moves it on.
+Rejectors = tuple[Set[str], Set[str]]
+# An error's: none, so it backs off as an error, whatever rejected it in an earlier attempt.
+NO_REJECTORS: Rejectors = (frozenset(), frozenset())
 
 
 class ConditionPort(Protocol):
@@ -170,12 +177,11 @@ class Cycles:
             if post is not None and post.code == Code.ERROR:
                 log.warning("PostFilter failed", extra={"pod": pod_info.key, "detail": post.message()})
             self.stats.unschedulable += 1
-            info.unschedulable_plugins = set(result.diagnosis.unschedulable_plugins)
             # kube-scheduler clears the nomination when no PostFilter runs, else writes the one
             # the PostFilter result carries (none: leave it).
             nominated: str | None = state.get(NOMINATED_NODE_KEY) if profile.post_filter and not no_nodes else ""
             self._failed(info, profile, result.message(), reason="Unschedulable", nominated_node=nominated,
-                         started=started)
+                         started=started, rejectors=_of(result.diagnosis))
             return
         # kube-scheduler observes the algorithm's latency only when it found a node.
         self.metrics.algorithm.observe(elapsed)
@@ -189,16 +195,23 @@ class Cycles:
         if status is not None and status.code != Code.WAIT:
             run_unreserve(profile, state, pod_info, node)
             self.cache.forget_pod(pod_info)
-            self._failed(info, profile, *_failure(pod_info, node, status), started=started)
+            # Rejected, a FitError over the one node, its plugin the rejector (AddPluginStatus).
+            message, reason, diagnosis = _failure(pod_info, node, status)
+            self._failed(info, profile, message, reason, started=started,
+                         rejectors=NO_REJECTORS if diagnosis is None else _of(diagnosis))
             return
         self.conditions.discard(pod.metadata.uid)
         self.binds.spawn(self._binding_cycle(info, pod_info, node, profile, state, started),
                          name=f"bind/{pod_info.key}")
 
     def _failed(self, info: QueuedPodInfo, profile: Profile, message: str, reason: str,
-                started: float | None = None, nominated_node: str | None = "") -> None:
+                started: float | None = None, nominated_node: str | None = "",
+                rejectors: Rejectors = NO_REJECTORS) -> None:
         """kube-scheduler's handleSchedulingFailure: counts the attempt (with its latency since
-        `started`, the cycle's start), requeues the pod, records the event and the condition."""
+        `started`, the cycle's start), requeues the pod with `rejectors` (those of an earlier attempt
+        cleared, ClearRejectorPlugins: an error, or a rejection that is no FitError, leaves none),
+        records the event and the condition."""
+        info.unschedulable_plugins, info.pending_plugins = rejectors
         pod = info.pod
         pm = self.metrics.profiles.get(profile.scheduler_name)
         if pm is not None:
@@ -233,10 +246,12 @@ class Cycles:
         pm = self.metrics.profiles[profile.scheduler_name]
         status: Status | None = Status(Code.ERROR, "binding cycle interrupted")
         bound = False
+        at_permit = False
         try:
             status = await self._expect(pod_info, node, profile, state)
             if status is None:
                 status = await wait_on_permit(profile.handle.waiting_pods, pod_info)
+                at_permit = status is not None
             if status is None:
                 status = await run_pre_bind(profile, state, pod_info, node)
             if status is None:
@@ -248,7 +263,8 @@ class Cycles:
             # Also on cancellation (shutdown): the pod must not stay assumed.
             if not bound:
                 self._binding_failed(info, pod_info, node, profile, state,
-                                     status or Status(Code.ERROR, "binding cycle interrupted"), started)
+                                     status or Status(Code.ERROR, "binding cycle interrupted"), started,
+                                     at_permit=at_permit)
         if not bound:
             return
         self._scheduled(info, pm, started)
@@ -301,14 +317,32 @@ class Cycles:
         self.metrics.pod_scheduled(pm, time.perf_counter() - started, info.attempts, sli)
 
     def _binding_failed(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
-                        state: CycleState, status: Status, started: float | None = None) -> None:
-        """kube-scheduler's handleBindingCycleError, then its failure handler's informer check."""
+                        state: CycleState, status: Status, started: float | None = None,
+                        at_permit: bool = False) -> None:
+        """kube-scheduler's handleBindingCycleError, then its failure handler's informer check.
+        `at_permit`: the status is WaitOnPermit's, whose rejection alone is a FitError naming its
+        plugin; one from PreBind or Bind is its own message and leaves no rejector."""
         self.stats.bind_failures += 1
         run_unreserve(profile, state, pod_info, node)
-        if self.cache.is_assumed(pod_info):
+        forgotten = self.cache.is_assumed(pod_info)
+        if forgotten:
             self.cache.forget_pod(pod_info)
-            # The room it held is free again, as if an assigned pod had been deleted.
-            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE)
+        # The room it held is free again, as if an assigned pod had been deleted: reported with
+        # the assumed pod (its node set), after the failure handler for a rejection and then not
+        # to the pod itself, as kube-scheduler defers it.
+        uid = pod_info.pod.metadata.uid
+        objects = (_on_node(pod_info.pod, node), None)
+        if forgotten and not status.is_rejected():
+            self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE, objects=objects)
+        try:
+            self._binding_failure_handler(info, pod_info, node, profile, status, started, at_permit)
+        finally:
+            if forgotten and status.is_rejected():
+                self.queue.move_all_to_active_or_backoff(events.ASSIGNED_POD_DELETE,
+                                                         pre_check=lambda p: p.metadata.uid != uid, objects=objects)
+
+    def _binding_failure_handler(self, info: QueuedPodInfo, pod_info: PodInfo, node: str, profile: Profile,
+                                 status: Status, started: float | None, at_permit: bool) -> None:
         latest = self.pods.get(pod_info.key)
         # Asked on every failure, so the port's record of this pod is spent whatever the status says.
         gone = self.bound_or_gone(pod_info.pod.metadata.uid)
@@ -319,17 +353,33 @@ class Cycles:
             self.queue.done(info.uid)
             return
         log.warning("binding failed", extra={"pod": pod_info.key, "node": node, "detail": status.message()})
-        self._failed(info, profile, *_failure(pod_info, node, status), started=started)
+        if at_permit and status.is_rejected():
+            message = FitError(pod_info, 1, Diagnosis(node_to_status={node: status})).message()
+            self._failed(info, profile, message, "Unschedulable", started=started,
+                         rejectors=(frozenset({status.plugin}), frozenset()))
+            return
+        self._failed(info, profile, status.message(), "Unschedulable" if status.is_rejected() else "SchedulerError",
+                     started=started)
 
 
-def _failure(pod: PodInfo, node: str, status: Status) -> tuple[str, str]:
-    """(message, reason) for a pod that failed after a node was chosen: a rejection reads like
-    kube-scheduler's FitError over the one node, an error is its message."""
+def _failure(pod: PodInfo, node: str, status: Status) -> tuple[str, str, Diagnosis | None]:
+    """(message, reason, diagnosis) for a pod Reserve or Permit turned away on the node chosen: a
+    rejection reads like kube-scheduler's FitError over the one node, with its plugin in the
+    diagnosis; an error is its message, with no diagnosis."""
     if status.is_rejected():
         diagnosis = Diagnosis(node_to_status={node: status})
         diagnosis.add_plugin_status(status)
-        return FitError(pod, 1, diagnosis).message(), "Unschedulable"
-    return status.message(), "SchedulerError"
+        return FitError(pod, 1, diagnosis).message(), "Unschedulable", diagnosis
+    return status.message(), "SchedulerError", None
+
+
+def _of(diagnosis: Diagnosis) -> Rejectors:
+    return frozenset(diagnosis.unschedulable_plugins), frozenset(diagnosis.pending_plugins)
+
+
+def _on_node(pod: Pod, node: str) -> Pod:
+    """The assumed pod, as kube-scheduler reports it when it forgets it: its node set."""
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
 
 
 def _key(pod: Pod) -> str:

@@ -63,8 +63,8 @@ def _reserve_rejection(r: PodResult) -> Told | None:
     """Turned away at Reserve: as kube-scheduler reports it, a FitError over its one node."""
     if not isinstance(r.result, ScheduleResult) or r.status is None:
         return None
-    message, reason = _failure(r.pod_info, r.result.suggested_host, r.status)
-    return Told(message, {r.status.plugin} if r.status.plugin else set(), reason)
+    message, reason, diagnosis = _failure(r.pod_info, r.result.suggested_host, r.status)
+    return Told(message, set(diagnosis.unschedulable_plugins) if diagnosis is not None else set(), reason)
 
 
 def member_failure(r: PodResult, status: Status | None, unprocessed: Status | None, rejectors: set[str],
@@ -193,7 +193,7 @@ class CoGroupCycles:
 
     def _failed(self, profile: Profile, r: PodResult, message: str, plugins: set[str],
                 reason: str = REASON_UNSCHEDULABLE, nominated_node: str | None = "") -> None:
-        r.info.unschedulable_plugins = plugins
         if reason == REASON_UNSCHEDULABLE:
             self.cycles.stats.unschedulable += 1
-        self.cycles._failed(r.info, profile, message, reason=reason, started=r.started, nominated_node=nominated_node)
+        self.cycles._failed(r.info, profile, message, reason=reason, started=r.started, nominated_node=nominated_node,
+                            rejectors=(frozenset(plugins), frozenset()))

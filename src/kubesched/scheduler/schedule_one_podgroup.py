@@ -36,7 +36,7 @@ from kubesched.model.workload import (
 from kubesched.plugins.gang_scheduling import NAME as GANG_SCHEDULING
 from kubesched.scheduler.podgroup_algorithm import POD_GROUP_UNSCHEDULABLE, GroupOutcome, Placer, PodResult
 from kubesched.scheduler.podgroup_preemption import PodGroupPreemption
-from kubesched.scheduler.schedule_one import Cycles, _failure
+from kubesched.scheduler.schedule_one import NO_REJECTORS, Cycles, _failure
 
 log = logging.getLogger("kubesched")
 
@@ -164,28 +164,32 @@ class PodGroupCycles:
                     cycles._decided(r.info, profile, r.pod_info, r.state, r.started, r.elapsed, r.result, None)
                     continue
                 # Placed, but the group was not: back with the plugins that turned its others away.
-                r.info.unschedulable_plugins = frozenset(rejectors or {GANG_SCHEDULING})
                 cycles.stats.unschedulable += 1
                 message = status.message() if waiting else f"{POD_GROUP_UNSCHEDULABLE}, {status.message()}"
                 cycles._failed(r.info, profile, message, reason=REASON_UNSCHEDULABLE,
-                               nominated_node=nominated if waiting else "", started=r.started)
+                               nominated_node=nominated if waiting else "", started=r.started,
+                               rejectors=(frozenset(rejectors or {GANG_SCHEDULING}), frozenset()))
             elif isinstance(r.result, FitError):
-                r.info.unschedulable_plugins = set(r.result.diagnosis.unschedulable_plugins)
                 cycles.stats.unschedulable += 1
+                diagnosis = r.result.diagnosis
                 cycles._failed(r.info, profile, r.result.message(), reason=REASON_UNSCHEDULABLE,
-                               nominated_node=nominated, started=r.started)
+                               nominated_node=nominated, started=r.started,
+                               rejectors=(frozenset(diagnosis.unschedulable_plugins),
+                                          frozenset(diagnosis.pending_plugins)))
             elif r.status is not None and isinstance(r.result, ScheduleResult):
-                # Turned away at Reserve: as kube-scheduler reports it, a FitError over its one node.
-                r.info.unschedulable_plugins = frozenset({r.status.plugin} if r.status.plugin else ())
-                message, reason = _failure(r.pod_info, r.result.suggested_host, r.status)
-                cycles._failed(r.info, profile, message, reason=reason, started=r.started)
+                # Turned away at Reserve: as kube-scheduler reports it, a FitError over its one node
+                # (an error: its message, no rejector).
+                message, reason, found = _failure(r.pod_info, r.result.suggested_host, r.status)
+                cycles._failed(r.info, profile, message, reason=reason, started=r.started,
+                               rejectors=NO_REJECTORS if found is None else (
+                                   frozenset(found.unschedulable_plugins), frozenset(found.pending_plugins)))
             else:
                 unprocessed = outcome.unprocessed or status
                 assert unprocessed is not None
-                r.info.unschedulable_plugins = frozenset(rejectors or {GANG_SCHEDULING})
                 cycles.stats.unschedulable += 1
                 cycles._failed(r.info, profile, unprocessed.message(), reason=REASON_UNSCHEDULABLE,
-                               nominated_node=nominated, started=r.started)
+                               nominated_node=nominated, started=r.started,
+                               rejectors=(frozenset(rejectors or {GANG_SCHEDULING}), frozenset()))
         if status is None:
             condition = Condition(type=POD_GROUP_INITIALLY_SCHEDULED, status="True", reason=REASON_SCHEDULED)
         elif status.code == Code.ERROR:

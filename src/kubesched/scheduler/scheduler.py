@@ -403,6 +403,8 @@ class Scheduler:
                 # A bug must cost one pod a backoff, not stop the scheduler.
                 log.exception("scheduling cycle failed", extra={"pod": info.key})
                 self.stats.errors += 1
+                # As an error: backed off as one, whatever rejected it in an earlier attempt.
+                info.unschedulable_plugins = info.pending_plugins = frozenset()
                 self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
             # Let binds, informers and events run between cycles.
             await asyncio.sleep(0)
