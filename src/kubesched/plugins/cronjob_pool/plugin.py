@@ -151,8 +151,8 @@ class CronJobPool:
     # Pool membership follows node labels; whether a pool has room (fallback: general) follows its
     # nodes' taints, cordon and allocatable; a pod waiting for its owner Job waits for the Job's Add.
     # A pool filling up (an assigned pod added) could also let a pod fall back to general nodes:
-    # not registered, as kubesched has no AssignedPodAdd queueing hint to keep each bind from
-    # requeueing every pod this plugin rejected; such a pod waits for the periodic flush.
+    # not registered, as this plugin has no AssignedPodAdd queueing hint to keep each bind from
+    # requeueing every pod it rejected; such a pod waits for the periodic flush.
     _EVENTS = (ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
                             | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_ALLOCATABLE),
                ClusterEventWithHint(JOB_ADD, lambda pod, old, new: after_job_added(pod, new)))
