@@ -62,7 +62,8 @@ class Answers:
 class Setup:
     def __init__(self, gate: Answers, plugin_events: dict[str, dict[str, tuple[Registration, ...]]] | None = None):
         self.handle = Handle()
-        plugins = {point: (PluginRef("Gate"),) for point in ("reserve", "permit", "preBind", "bind")}
+        plugins: dict[str, tuple[PluginRef, ...]] = {
+            point: (PluginRef("Gate"),) for point in ("reserve", "permit", "preBind", "bind")}
         registry: dict[str, Any] = {"Gate": lambda args: gate}
         profile = build_profile(ProfileConfig(PROFILE, plugins), registry, self.handle)
         self.queue = SchedulingQueue(FakeClock(), plugin_events=plugin_events)
