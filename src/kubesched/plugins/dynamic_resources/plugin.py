@@ -296,7 +296,13 @@ class DynamicResources(ReserveAndBind):
             return None, unresolvable("cannot fit resource")
         if (s.no_user_claim() and not extended) or claim.status.allocation is not None:
             return None, None
-        return node_claim(claim, pod, extended, s.mapping), None
+        # Nodes that must satisfy the same requests share one claim: its spec is then encoded once
+        # for the kept outcomes, not once per node.
+        key = tuple(extended.items())
+        found = s.node_claims.get(key)
+        if found is None:
+            found = s.node_claims[key] = node_claim(claim, pod, extended, s.mapping)
+        return found, None
 
     def _allocate(self, allocator: Allocator, node: NodeInfo, claims: list[ResourceClaim],
                   outcomes: Attempt | None = None) -> tuple[Status | None, list[ClaimAllocation], bool]:

@@ -17,7 +17,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.model.objects import ContainerExtendedResourceRequest
 from kubesched.model.resource import AllocationResult, ResourceClaim
 from kubesched.plugins.dynamic_resources.allocator import Allocator
-from kubesched.plugins.dynamic_resources.extended import ClassMapping
+from kubesched.plugins.dynamic_resources.extended import ClassMapping, NodeClaim
 from kubesched.plugins.dynamic_resources.node_outcomes import Attempt
 from kubesched.plugins.dynamic_resources.results import allocation_result
 from kubesched.plugins.dynamic_resources.state import ClaimAllocation
@@ -86,6 +86,8 @@ class DraState:
     # The pod's scalar requests and the class mapping, when it asks for extended resources a class maps.
     pod_scalar: dict[str, int] = field(default_factory=dict)
     mapping: ClassMapping = field(default_factory=dict)
+    # This attempt's extended-resource claims by the requests a node must satisfy (read only after).
+    node_claims: dict[tuple[tuple[str, int], ...], NodeClaim] = field(default_factory=dict)
 
     def empty(self) -> bool:
         return not self.claims

@@ -426,3 +426,23 @@ def test_without_a_class_node_resources_fit_says_insufficient() -> None:
     result = schedule([OTHER_NODE, DEVICE_NODE], _gpu_pod(), profile=_profile([]))
     assert isinstance(result, FitError)
     assert result.message() == "0/2 nodes are available: 2 Insufficient example.com/gpu."
+
+
+def test_nodes_that_must_satisfy_the_same_requests_share_one_claim() -> None:
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.types import NodeInfo, PodInfo
+    from kubesched.plugins.dynamic_resources.plugin_state import DraState
+    from tests.unit.plugins.dynamic_resources.plugin_harness import Case, setup
+    from tests.unit.scheduling_helpers import snapshot_with
+
+    nodes = [make_node(f"dra-{i}").capacity().obj() for i in range(3)]
+    slices = [make_slice(n.metadata.name, DRIVER).device("gpu-0").obj() for n in nodes]
+    ctx = setup(Case(pod=_gpu_pod(), classes=CLASSES, slices=slices))
+    state, pod = CycleState(), PodInfo(_gpu_pod())
+    _, status = ctx.plugin.pre_filter(state, pod, snapshot_with([*nodes]))
+    assert status is None
+    assert [ctx.plugin.filter(state, pod, NodeInfo(n)) for n in nodes] == [None, None, None]
+    dra: DraState = state.read("DynamicResources")
+    claims = {id(a.extended_claim) for a in dra.node_allocations.values()}
+    assert len(dra.node_allocations) == 3
+    assert len(claims) == 1
