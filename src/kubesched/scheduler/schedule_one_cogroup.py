@@ -77,7 +77,8 @@ def member_failure(r: PodResult, status: Status | None, unprocessed: Status | No
         return rejected
     nominated = r.nominated_node if preempting else None
     if status.code == Code.ERROR:
-        return Told((r.status or status).message(), {COSCHEDULING}, REASON_SCHEDULER_ERROR)
+        # An error leaves no rejector (ClearRejectorPlugins): the pod backs off as one.
+        return Told((r.status or status).message(), set(), REASON_SCHEDULER_ERROR)
     if r.placed:
         # Placed, but the group was not: back with the plugins that turned its others away.
         if preempting:
@@ -186,7 +187,7 @@ class CoGroupCycles:
                 self._failed(profile, r, r.result.message(), set(r.result.diagnosis.unschedulable_plugins))
             else:
                 self._failed(profile, r, (r.status.message() if r.status else POD_GROUP_UNSCHEDULABLE),
-                             {COSCHEDULING}, reason="SchedulerError")
+                             set(), reason="SchedulerError")
         group = plugin.manager.pod_group(pods[0].info.pod)[1]
         if group is not None:
             plugin.reject_group(pods[0].info.pod, group, REJECTED)

@@ -95,7 +95,7 @@ class PodGroupCycles:
             # Deleted since the pods were queued: they wait, quietly, for it to come back, as
             # kube-scheduler's queue keeps such pods aside until their PodGroup is observed.
             for r in pods:
-                r.info.unschedulable_plugins = frozenset({GANG_SCHEDULING})
+                r.info.unschedulable_plugins, r.info.pending_plugins = frozenset({GANG_SCHEDULING}), frozenset()
                 cycles.queue.add_unschedulable_if_not_present(r.info, cycles.queue.scheduling_cycle)
             return
         invalid = self._validate(group, pods)

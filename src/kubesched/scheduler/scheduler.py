@@ -35,6 +35,7 @@ from kubesched.backend.cache.pod_groups import PodGroupStates
 from kubesched.backend.queue import (
     DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
     PodNominator,
+    QueuedPodInfo,
     SchedulingQueue,
     eligible,
 )
@@ -69,6 +70,14 @@ DEFAULT_FAILURE_LIMIT = 60.0
 
 # The `name` label of leader_election_master_status, as kube-scheduler labels its own "kube-scheduler".
 LEADER_METRIC_NAME = "kubesched"
+
+
+def requeue_after_bug(queue: SchedulingQueue, info: QueuedPodInfo) -> None:
+    """A cycle that raised: the pod backs off as an error, whatever rejected it in an earlier
+    attempt. One the failure handler requeued before the exception keeps its entry as it is."""
+    if queue.where(info.uid) in (None, "in-flight"):
+        info.unschedulable_plugins = info.pending_plugins = frozenset()
+        queue.add_unschedulable_if_not_present(info, queue.scheduling_cycle)
 
 
 class SchedulerFailed(Exception):
@@ -403,9 +412,7 @@ class Scheduler:
                 # A bug must cost one pod a backoff, not stop the scheduler.
                 log.exception("scheduling cycle failed", extra={"pod": info.key})
                 self.stats.errors += 1
-                # As an error: backed off as one, whatever rejected it in an earlier attempt.
-                info.unschedulable_plugins = info.pending_plugins = frozenset()
-                self.queue.add_unschedulable_if_not_present(info, self.queue.scheduling_cycle)
+                requeue_after_bug(self.queue, info)
             # Let binds, informers and events run between cycles.
             await asyncio.sleep(0)
 

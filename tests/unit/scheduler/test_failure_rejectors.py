@@ -177,3 +177,34 @@ async def test_a_pod_rejected_while_waiting_on_permit_is_not_moved_by_its_own_fo
     waiting.reject("Gate", "gang timed out")
     await s.cycles.binds.wait()
     assert s.queue.where("uid-p") == "unschedulable"
+
+
+def test_a_cycle_that_raised_after_the_failure_handler_leaves_the_requeued_pod_as_it_is() -> None:
+    from kubesched.scheduler.scheduler import requeue_after_bug
+    s = Setup(Answers(reserve=REFUSED))
+    info = s.schedule(pod())
+    assert s.queue.where("uid-p") == "unschedulable"
+    requeue_after_bug(s.queue, info)
+    assert set(info.unschedulable_plugins) == {"Gate"}
+    assert s.queue.where("uid-p") == "unschedulable"
+
+
+def test_a_cycle_that_raised_backs_the_pod_off_as_an_error() -> None:
+    from kubesched.scheduler.scheduler import requeue_after_bug
+    s = Setup(Answers())
+    s.queue.add(pod())
+    info = s.queue.pop_nowait()
+    assert info is not None
+    info.unschedulable_plugins = frozenset({"NodeResourcesFit"})
+    requeue_after_bug(s.queue, info)
+    assert s.queue.where("uid-p") == "backoff"
+    assert info.consecutive_errors_count == 1
+
+
+def test_a_co_scheduling_members_error_leaves_no_rejector() -> None:
+    from kubesched.scheduler.podgroup_algorithm import PodResult
+    from kubesched.scheduler.schedule_one_cogroup import member_failure
+    r = PodResult(info=QueuedPodInfo(pod(), 0.0), pod_info=PodInfo(pod()), state=CycleState(), started=0.0)
+    told = member_failure(r, Status(Code.ERROR, "group error"), None, set(), False)
+    assert told is not None
+    assert (told.plugins, told.reason) == (set(), "SchedulerError")
