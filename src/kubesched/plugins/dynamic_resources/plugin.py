@@ -202,7 +202,7 @@ class DynamicResources(ReserveAndBind):
         if not has_mapped_extended_resource(scalar, mapping):
             return None
         s.pod_scalar, s.mapping = dict(scalar), mapping
-        found = find_extended_resource_claim(pod.pod, self.dra.claims.list())
+        found = find_extended_resource_claim(pod.pod, self.dra.claims.extended_claims_of(pod.pod.metadata.uid))
         return found if found is not None else special_claim(pod.pod, self.new_uid())
 
     def _check_requests(self, claim: ResourceClaim) -> Status | None:

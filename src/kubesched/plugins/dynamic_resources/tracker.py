@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from kubesched.model.quantity import parse_decimal
-from kubesched.model.resource import AllocationResult, ResourceClaim
+from kubesched.model.resource import EXTENDED_RESOURCE_CLAIM_ANNOTATION, AllocationResult, ResourceClaim
 from kubesched.plugins.dynamic_resources.capacity import ConsumedCapacity
 from kubesched.plugins.dynamic_resources.pools import DeviceID
 from kubesched.plugins.dynamic_resources.state import AllocatedState
@@ -146,6 +146,9 @@ class ClaimTracker:
         self._consumable_capacity = consumable_capacity
         self.allocated = AllocatedDevices()
         self.listeners: list[ClaimListener] = []
+        # Extended-resource claims by the uid of the pod that controls them (their keys, in order):
+        # every attempt of a pod asking for extended resources looks its own up.
+        self._extended: dict[str, dict[str, None]] = {}
         for claim in claims:
             self.add(claim)
 
@@ -176,6 +179,14 @@ class ClaimTracker:
 
     def list(self) -> list[ResourceClaim]:
         return [e.latest for e in self._entries.values()]
+
+    def extended_claims_of(self, pod_uid: str) -> Sequence[ResourceClaim]:
+        """The extended-resource claims a pod of this uid controls: those of list() that
+        findExtendedResourceClaim could match for it, without reading every claim."""
+        keys = self._extended.get(pod_uid)
+        if not keys:
+            return []
+        return [e.latest for e in (self._entries.get(k) for k in keys) if e is not None]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -260,6 +271,8 @@ class ClaimTracker:
     # --- changes -----------------------------------------------------------------------------------
 
     def _changed(self, old: ResourceClaim | None, new: ResourceClaim | None) -> None:
+        if old is not None or new is not None:
+            self._index_extended(old, new)
         had = old is not None and old.status.allocation is not None
         has = new is not None and new.status.allocation is not None
         if new is None:
@@ -273,3 +286,27 @@ class ClaimTracker:
             self.allocated.remove(contribution(old.status.allocation, self._consumable_capacity))
         for listener in self.listeners:
             listener(old, new)
+
+    def _index_extended(self, old: ResourceClaim | None, new: ResourceClaim | None) -> None:
+        before, after = _controlling_pods(old), _controlling_pods(new)
+        if before == after:
+            return
+        either = new if new is not None else old
+        assert either is not None
+        key = _key_of(either)
+        for uid in before:
+            keys = self._extended.get(uid)
+            if keys is not None:
+                keys.pop(key, None)
+                if not keys:
+                    del self._extended[uid]
+        for uid in after:
+            self._extended.setdefault(uid, {})[key] = None
+
+
+def _controlling_pods(claim: ResourceClaim | None) -> tuple[str, ...]:
+    """The uids of the controllers of an extended-resource claim (findExtendedResourceClaim checks
+    the annotation and a controller owner reference)."""
+    if claim is None or claim.metadata.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
+        return ()
+    return tuple(r.uid for r in claim.metadata.owner_references if r.controller)

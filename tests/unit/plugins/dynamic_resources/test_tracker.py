@@ -185,3 +185,34 @@ def test_a_gathered_state_keeps_its_consumed_capacity_while_the_tracker_changes(
     assert {d: {k: str(v) for k, v in c.items()} for d, c in during.aggregated_capacity.items()} == \
         {SHARED: {"my-cap": "2"}}
     assert tracker.gather_allocated_state().aggregated_capacity == {}
+
+
+def _extended_claim(name: str, owner_uid: str, *, controller: bool = True, annotated: bool = True,
+                    rv: str = "1") -> ResourceClaim:
+    from kubesched.model.objects import OwnerReference
+    from kubesched.model.resource import EXTENDED_RESOURCE_CLAIM_ANNOTATION
+    c = make_claim(name).resource_version(rv).obj()
+    c.metadata.owner_references = [OwnerReference(kind="Pod", name="p", uid=owner_uid, api_version="v1",
+                                                  controller=controller)]
+    if annotated:
+        c.metadata.annotations = {EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"}
+    return c
+
+
+def test_extended_claims_are_found_by_their_controlling_pod() -> None:
+    a = _extended_claim("a", "pod-1")
+    tracker = ClaimTracker([a, _extended_claim("b", "pod-2"), _extended_claim("c", "pod-1", controller=False),
+                            _extended_claim("d", "pod-1", annotated=False)])
+    assert [c.metadata.name for c in tracker.extended_claims_of("pod-1")] == ["a"]
+    # A newer version that drops the annotation leaves the index; the claim back, it returns.
+    plain = _extended_claim("a", "pod-1", annotated=False, rv="2")
+    tracker.add(plain)
+    assert tracker.extended_claims_of("pod-1") == []
+    tracker.add(_extended_claim("a", "pod-1", rv="3"))
+    assert [c.metadata.resource_version for c in tracker.extended_claims_of("pod-1")] == ["3"]
+    # What the index finds is the latest version, the assumed one included.
+    assert tracker.assume(_extended_claim("a", "pod-1", rv="4")) is None
+    assert [c.metadata.resource_version for c in tracker.extended_claims_of("pod-1")] == ["4"]
+    tracker.delete(a)
+    assert tracker.extended_claims_of("pod-1") == []
+    assert [c.metadata.name for c in tracker.extended_claims_of("pod-2")] == ["b"]
