@@ -21,6 +21,11 @@ TAINTED = (UNRESOLVABLE, ("node(s) had untolerated taint(s)",))
                  id="Equal-matches"),
     pytest.param(make_pod("p").toleration("k", "other", "NoSchedule"), make_node("n").taint("k", "v"), TAINTED,
                  id="Equal-other-value"),
+    # taint_toleration_test.go's TestTaintTolerationFilter case, whose toleration leaves Operator
+    # empty (Go's zero value): ToleratesTaint reads "" as Equal.
+    pytest.param(make_pod("p").toleration("dedicated", "user1", "NoSchedule", operator=""),
+                 make_node("n").taint("dedicated", "user1", "NoSchedule"), None,
+                 id="A pod which can be scheduled on a dedicated node assigned to user1 with effect NoSchedule"),
     pytest.param(make_pod("p").toleration("k", "v", "NoExecute"), make_node("n").taint("k", "v"), TAINTED,
                  id="other-effect"),
     pytest.param(make_pod("p").toleration("k", "v"), make_node("n").taint("k", "v", "NoExecute"), None,
