@@ -82,6 +82,16 @@ def test_picks_least_allocated_node() -> None:
     assert set(result.total_scores()) == {"a", "b"}
 
 
+def test_soft_spread_on_a_key_no_node_has_scores_zero() -> None:
+    """By hand from PodTopologySpread's PreScore/NormalizeScore: explicit constraints require their
+    keys, so with no node having a zone every node is in IgnoredNodes and normalizes to 0 (an
+    int64 score like every plugin's, added into the total)."""
+    result = schedule([make_node("a"), make_node("b")],
+                      make_pod("p").label("foo", "").spread(1, "zone", "ScheduleAnyway", FOO))
+    assert isinstance(result, ScheduleResult)
+    assert result.plugin_scores()["PodTopologySpread"] == {"a": 0, "b": 0}
+
+
 def test_avoids_prefer_no_schedule_taint() -> None:
     result = schedule([make_node("a").taint("x", effect="PreferNoSchedule"), make_node("b")], make_pod("p"))
     assert isinstance(result, ScheduleResult)

@@ -5,12 +5,15 @@ not pass Filter (kube-scheduler's failedNodes)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from kubesched.framework import CycleState, PodInfo
 from kubesched.model.objects import Node, Pod
 from kubesched.plugins.pod_topology_spread import InMemorySelectors, new
+from kubesched.plugins.pod_topology_spread.scoring import PRE_SCORE_KEY, PreScoreState, go_round
 from tests.builders import NodeBuilder, PodBuilder, label_selector
 from tests.unit.pts_helpers import BAR, FOO, HOST, P, nodes_of, pods_of
 from tests.unit.scheduling_helpers import snapshot_with
@@ -260,6 +263,40 @@ CASES = [
         'p-a1@node-a foo, p-b1@node-b foo bar baz, p-c1@node-c foo, p-c2@node-c bar, p-d3@node-c bar baz',
         (), False, {'node-a': 60, 'node-b': 20, 'node-c': 60, 'node-d': 100},
         id="matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty"),
+    # Not upstream's, by hand from Score/NormalizeScore. System defaulting (hostname maxSkew 3, then
+    # zone maxSkew 5) does not require every key: node-b has no hostname label, so only its zone
+    # counts. Weights: hostname log(2 + 2), zone log(1 + 2); zone1 holds 3 matching pods.
+    # node-a: (1 * log 4 + 2) + (3 * log 3 + 4) = 10.68 -> 11; node-b: 3 * log 3 + 4 = 7.30 -> 7;
+    # normalized 100 * (11 + 7 - s) / 11: node-a 63, node-b 100.
+    pytest.param(
+        P("p foo"),
+        ('node-a topology.kubernetes.io/zone=zone1 host=node-a', 'node-b topology.kubernetes.io/zone=zone1'),
+        (),
+        'p-a1@node-a foo, p-b1@node-b foo, p-b2@node-b foo',
+        (), True, {'node-a': 63, 'node-b': 100},
+        id="system defaulting, a node without hostname label still spreads on zone (by hand)"),
+    # By hand: explicit constraints require every key; no candidate has zone, so all are in
+    # IgnoredNodes, NormalizeScore gives each invalidScore and then 0.
+    pytest.param(
+        P("p foo")
+        .spread(1, 'zone', 'ScheduleAnyway', FOO),
+        ('node-x host=node-x', 'node-y host=node-y'),
+        ('node-a zone=zone1 host=node-a',),
+        'p-a1@node-a foo, p-x1@node-x foo',
+        (), False, {'node-x': 0, 'node-y': 0},
+        id="one constraint on zone, no candidate node has zone (by hand)"),
+    # By hand: node-x has a zone but no rack, so it is ignored and its zone2 is no domain; node-a
+    # alone counts: zone1 1 pod, rack1 1 pod, each weight log(1 + 2): 2 * log 3 = 2.20 -> 2,
+    # normalized 100 * (2 + 2 - 2) / 2 = 100.
+    pytest.param(
+        P("p foo")
+        .spread(1, 'zone', 'ScheduleAnyway', FOO)
+        .spread(1, 'rack', 'ScheduleAnyway', FOO),
+        ('node-a zone=zone1 rack=rack1', 'node-x zone=zone2'),
+        (),
+        'p-a1@node-a foo, p-x1@node-x foo',
+        (), False, {'node-a': 100, 'node-x': 0},
+        id="two Constraints on zone and rack, node-x without rack is ignored (by hand)"),
 ]
 
 
@@ -315,3 +352,90 @@ def test_nodes_missing_a_key_score_zero_with_explicit_constraints() -> None:
 
 
 
+
+
+def _weight(size: int) -> float:
+    """kube-scheduler's topologyNormalizingWeight."""
+    return math.log(size + 2)
+
+
+ZONE = "topology.kubernetes.io/zone"
+LIST = {"defaultingType": "List"}
+RS_FOO = InMemorySelectors(controllers={("default", "ReplicaSet", "rs1"): FOO})
+
+
+@pytest.mark.parametrize(("pod", "nodes", "pods", "args", "selectors", "want_constraints", "want_ignored",
+                          "want_counts", "want_sizes"), [
+    # TestPreScoreStateEmptyNodes (upstream's cases without node inclusion policies): the state's
+    # constraints, IgnoredNodes, TopologyValueToPodCounts ({} for hostname constraints, counted at
+    # Score) and the sizes whose topologyNormalizingWeight is TopologyNormalizingWeight.
+    pytest.param(
+        P("p foo").spread(1, 'zone', 'ScheduleAnyway', FOO).spread(1, HOST, 'ScheduleAnyway', FOO),
+        ('node-a zone=zone1 host=node-a', 'node-b zone=zone1 host=node-b', 'node-x zone=zone2 host=node-x'), '',
+        LIST, None, [('zone', 1), (HOST, 1)], set(), [{'zone1': 0, 'zone2': 0}, {}], [2, 3],
+        id="normal case"),
+    pytest.param(
+        P("p foo").spread(1, 'zone', 'ScheduleAnyway', None),
+        ('node-a zone=zone1 host=node-a', 'node-b zone=zone1 host=node-b', 'node-x zone=zone2 host=node-x'), '',
+        LIST, None, [('zone', 1)], set(), [{'zone1': 0, 'zone2': 0}], [2],
+        id="null selector"),
+    pytest.param(
+        P("p foo").spread(1, 'zone', 'ScheduleAnyway', FOO).spread(1, HOST, 'ScheduleAnyway', BAR),
+        ('node-a zone=zone1 host=node-a', 'node-b zone=zone1 host=node-b', 'node-x host=node-x'), '',
+        LIST, None, [('zone', 1), (HOST, 1)], {'node-x'}, [{'zone1': 0}, {}], [1, 2],
+        id="node-x doesn't have label zone"),
+    pytest.param(
+        P("p foo=tar baz=sup").owner("ReplicaSet", "rs1"),
+        (f'node-a host=node-a {ZONE}=mars', f'node-b host=node-b {ZONE}=mars', 'node-c host=node-c',
+         'node-d host=node-d'), '',
+        {}, RS_FOO, [(HOST, 3), (ZONE, 5)], set(), [{}, {'mars': 0, '': 0}], [4, 2],
+        id="system default constraints and a replicaset"),
+    pytest.param(
+        P("p foo=tar baz=sup").owner("ReplicaSet", "rs1"),
+        ('node-a rack=rack1 host=node-a planet=mars',), '',
+        {"defaultingType": "List", "defaultConstraints": [
+            {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway"},
+            {"maxSkew": 2, "topologyKey": "rack", "whenUnsatisfiable": "DoNotSchedule"},
+            {"maxSkew": 2, "topologyKey": "planet", "whenUnsatisfiable": "ScheduleAnyway"}]},
+        RS_FOO, [(HOST, 1), ('planet', 2)], set(), [{}, {'mars': 0}], [1, 1],
+        id="default constraints and a replicaset"),
+    # By hand from initPreScoreState/PreScore, beside "system default constraints and a replicaset":
+    # a node whose zone label is "" and a node without one are the same domain, Go's map read of a
+    # missing label being "". node-a (zone "", first, so "" is the zone's first value) and node-c
+    # (no zone) put 1 + 2 matching pods in "", node-b 1 in mars; two domains, weight log(2 + 2).
+    pytest.param(
+        P("p foo=tar").owner("ReplicaSet", "rs1"),
+        (f'node-a host=node-a {ZONE}=', f'node-b host=node-b {ZONE}=mars', 'node-c host=node-c'),
+        'p-a1@node-a foo, p-b1@node-b foo, p-c1@node-c foo, p-c2@node-c foo',
+        {}, RS_FOO, [(HOST, 3), (ZONE, 5)], set(), [{}, {'': 3, 'mars': 1}], [3, 2],
+        id="system default constraints, an empty zone value and a missing zone share one domain (by hand)"),
+])
+def test_pre_score_state(pod: PodBuilder, nodes: tuple[str, ...], pods: str, args: dict[str, object],
+                         selectors: InMemorySelectors | None, want_constraints: list[tuple[str, int]],
+                         want_ignored: set[str], want_counts: list[dict[str, int]], want_sizes: list[int]) -> None:
+    plugin = new(args, selectors=selectors)
+    existing: list[Pod | PodBuilder] = [*pods_of(pods)]
+    snapshot = snapshot_with([*nodes_of(nodes)], existing)
+    state = CycleState()
+    assert plugin.pre_score(state, PodInfo(pod.obj()), snapshot, snapshot.all_rows) is None
+    got = state.read(PRE_SCORE_KEY)
+    assert isinstance(got, PreScoreState)
+    assert [(c.topology_key, c.max_skew) for c in got.constraints] == want_constraints
+    assert got.ignored == want_ignored
+    assert got.counts == want_counts
+    assert got.weights == [_weight(n) for n in want_sizes]
+
+
+@pytest.mark.parametrize(("x", "want"), [
+    # Go's math.Round ("half away from zero"), as go1.26.8 prints it for these float64s.
+    pytest.param(0.5, 1, id="0.5"),
+    pytest.param(1.5, 2, id="1.5"),
+    pytest.param(2.5, 3, id="2.5"),
+    pytest.param(2.4999999999999996, 2, id="just below 2.5"),
+    pytest.param(3.5000000000000004, 4, id="just above 3.5"),
+    pytest.param(0.49999999999999994, 0, id="just below 0.5"),
+    pytest.param(7.0, 7, id="7"),
+])
+def test_go_round_is_math_round(x: float, want: int) -> None:
+    """Score's int64(math.Round(score))."""
+    assert go_round(x) == want
