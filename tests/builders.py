@@ -204,8 +204,9 @@ class PodBuilder:
         """One required term with one expression."""
         return self.required_terms(term((key, op, list(values))))
 
-    def preferred(self, weight: int, *exprs: Req) -> Self:
-        self._node_affinity().preferred.append(PreferredSchedulingTerm(weight=weight, preference=term(*exprs)))
+    def preferred(self, weight: int, *exprs: Req, fields: tuple[Req, ...] = ()) -> Self:
+        self._node_affinity().preferred.append(PreferredSchedulingTerm(weight=weight,
+                                                                       preference=term(*exprs, fields=fields)))
         return self
 
     def pod_affinity(self, anti: bool = False, preferred: bool = False, topology_key: str = "kubernetes.io/hostname",
