@@ -1,8 +1,9 @@
 """Node selector matching as component-helpers' nodeaffinity does it, on one node or on columns.
 
-A requirement the apiserver would reject (In with no values, Gt with a non-integer, an unknown
-operator, matchFields with other than one value) makes its term match nothing, as a parse error does
-in kube-scheduler; other terms still count.
+A requirement labels.NewRequirement rejects (In with no values, Gt with a non-integer, an unknown
+operator, a key that is no label key, a value that is no label value, matchFields with other than
+one value) makes its term match nothing, as a parse error does in kube-scheduler; other terms
+still count.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from kubesched.framework.interface import Bools, Rows, Scores
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import PodInfo
 from kubesched.model.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm
+from kubesched.plugins.helper.label_selector import label_key_problems, label_value_problems
 
 _INT = re.compile(r"[+-]?[0-9]+")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -102,6 +104,10 @@ class FieldRequirement:
 def _label_requirement(r: NodeSelectorRequirement) -> LabelRequirement | None:
     values = tuple(r.values)
     op = r.operator
+    # labels.NewRequirement: the key must be a label key and every value a label value, whatever the
+    # operator (the apiserver admits other values in preferred terms).
+    if label_key_problems(r.key) or any(label_value_problems(v) for v in values):
+        return None
     if op in ("In", "NotIn"):
         return LabelRequirement(r.key, op, values) if values else None
     if op in ("Exists", "DoesNotExist"):

@@ -74,6 +74,18 @@ CASES = [
     pytest.param(make_pod("p").required("gen", "Gt", "x"), [], id="Gt-non-integer-fails-to-parse"),
     pytest.param(make_pod("p").required("gen", "Gt", "1", "2"), [], id="Gt-two-values-fails-to-parse"),
     pytest.param(make_pod("p").required("zone", "Has", "a"), [], id="unknown-operator-fails-to-parse"),
+    # labels.NewRequirement validates the key (validateLabelKey) and every value (validateLabelValue):
+    # a value that is no label value fails to parse whatever the operator. (The apiserver admits such
+    # values in preferred terms, and in required ones of pods that already had them.)
+    pytest.param(make_pod("p").required("zone", "NotIn", "a b"), [], id="NotIn-a-value-that-is-no-label-value"),
+    pytest.param(make_pod("p").required("gen", "Gt", "-1"), [],
+                 id="Gt-a-negative-value-is-no-label-value (must start with an alphanumeric character)"),
+    pytest.param(make_pod("p").required("zone", "NotIn", "a" * 64), [], id="NotIn-a-value-of-64"),
+    pytest.param(make_pod("p").required("invalid key", "DoesNotExist"), [], id="a-key-that-is-no-label-key"),
+    pytest.param(make_pod("p").required_terms(_fields(("metadata.name", "In", ["n1", "n2"])),
+                                              term(("zone", "In", ["a"]), fields=(("metadata.name", "In", ["n1"]),)),
+                                              term(("invalid key", "NotIn", ["label_value"]))),
+                 ["n1"], id="invalid field selector and label selector (the second term still matches n1)"),
     # Field requirements (nodeSelectorRequirementsAsFieldSelector; hasTerm / notHasTerm).
     pytest.param(make_pod("p").required_terms(_fields(("metadata.name", "In", ["n2"]))), ["n2"],
                  id="matchFields-In (Pod with matchFields using In operator that matches the existing node)"),

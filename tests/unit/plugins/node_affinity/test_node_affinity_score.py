@@ -54,3 +54,14 @@ def test_preferred_scheduling_terms_invalid_with_weight() -> None:
     status = node_affinity.NodeAffinity().pre_score(CycleState(), PodInfo(pod.obj()), snap, snap.all_rows)
     assert status is not None
     assert status.code == Code.ERROR
+
+
+def test_preferred_scheduling_term_with_a_value_that_is_no_label_value() -> None:
+    """The apiserver admits any value in a preferred term (ValidatePreferredSchedulingTerms allows
+    invalid label values), but labels.NewRequirement rejects "-1" (validateLabelValue), so
+    NewPreferredSchedulingTerms fails and so does PreScore, with an error."""
+    pod = make_pod("p").preferred(1, ("gen", "Gt", ["-1"]))
+    snap = snapshot_with([HOST_1, HOST_2])
+    status = node_affinity.NodeAffinity().pre_score(CycleState(), PodInfo(pod.obj()), snap, snap.all_rows)
+    assert status is not None
+    assert status.code == Code.ERROR
