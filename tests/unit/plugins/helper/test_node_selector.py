@@ -19,7 +19,7 @@ import pytest
 from kubesched.framework import PodInfo
 from kubesched.framework.snapshot import Snapshot
 from kubesched.model.objects import NodeSelectorTerm
-from kubesched.plugins.helper.node_selector import Term, required_node_affinity
+from kubesched.plugins.helper.node_selector import Term, parse_int64, required_node_affinity
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod, term
 from tests.unit.scheduling_helpers import snapshot_with
 
@@ -167,3 +167,24 @@ def test_term_on_its_own(t: NodeSelectorTerm, want: bool) -> None:
     rows = np.array([5, 0, 2], dtype=np.intp)
     assert parsed.mask(snap, rows).tolist() == [want] * 3
     assert [parsed.matches(ni.labels, ni.name) for ni in snap.node_infos] == [want] * len(ALL)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    pytest.param("5", 5, id="5"),
+    pytest.param("+5", 5, id="plus-sign"),
+    pytest.param("-5", -5, id="minus-sign"),
+    pytest.param("007", 7, id="leading-zeros"),
+    pytest.param(INT64_MAX, 2**63 - 1, id="int64-max"),
+    pytest.param(PAST_INT64, None, id="int64-max-plus-one-out-of-range"),
+    pytest.param(str(-(2**63)), -(2**63), id="int64-min"),
+    pytest.param(str(-(2**63) - 1), None, id="int64-min-minus-one-out-of-range"),
+    pytest.param("", None, id="empty"),
+    pytest.param("1.0", None, id="decimal-point"),
+    pytest.param(" 1", None, id="space"),
+    pytest.param("0x10", None, id="hex-prefix-with-base-10"),
+])
+def test_parse_int64(text: str, want: int | None) -> None:
+    """strconv.ParseInt(text, 10, 64) as Go documents it: an optional sign, decimal digits, the value
+    within [-2**63, 2**63-1] (ErrRange outside it), anything else ErrSyntax. LabelRequirement.matches
+    reads a node's label with it, as labels.Requirement.Matches does for Gt and Lt."""
+    assert parse_int64(text) == want
