@@ -21,6 +21,7 @@ from kubesched.plugins.helper.label_selector import (
     SelectorError,
     go_json_strings,
     go_quote,
+    new_requirement,
     parse,
     parse_dict,
     parse_lenient,
@@ -210,11 +211,27 @@ def test_selector_is_slotted() -> None:
     assert not hasattr(Requirement("a", "Exists"), "__dict__")
 
 
+# The quoted texts from 3 on are what Go 1.26's strconv.Quote prints for the same strings (a `go run`
+# of `fmt.Printf("%s", strconv.Quote(s))`): `"a b"`, `"\x7f"`, `"\u0080"`, `"\u009f"`, `"\u00a0"`,
+# `"\u0378"`, `"\u2028"`, `"\uffff"`, `"𐀀"`, `"\U000e0001"`, `"😀"`, `"\U0010ffff"`: a rune strconv.IsPrint
+# does not take is escaped as \x below 0x80, \u below 0x10000 and \U above, the space is printed.
 @pytest.mark.parametrize(("text", "quoted"), [
     pytest.param("a", '"a"', id="plain"),
     pytest.param('a"b\\c', '"a\\"b\\\\c"', id="quote-and-backslash"),
     pytest.param("a\nb\x01", '"a\\nb\\x01"', id="control"),
     pytest.param("é", '"é"', id="printable-unicode"),
+    pytest.param("a b", '"a b"', id="space-printed"),
+    pytest.param("\x7f", '"\\x7f"', id="DEL-the-last-x-escape"),
+    pytest.param("\u0080", '"\\u0080"', id="U+0080-the-first-u-escape"),
+    pytest.param("\u009f", '"\\u009f"', id="C1-control"),
+    pytest.param("\u00a0", '"\\u00a0"', id="no-break-space"),
+    pytest.param("\u0378", '"\\u0378"', id="unassigned"),
+    pytest.param("\u2028", '"\\u2028"', id="line-separator"),
+    pytest.param("\uffff", '"\\uffff"', id="U+FFFF-the-last-u-escape"),
+    pytest.param("\U00010000", '"\U00010000"', id="U+10000-printable"),
+    pytest.param("\U000e0001", '"\\U000e0001"', id="language-tag-a-U-escape"),
+    pytest.param("\U0001f600", '"\U0001f600"', id="emoji-printable"),
+    pytest.param("\U0010ffff", '"\\U0010ffff"', id="last-code-point"),
 ])
 def test_go_quote(text: str, quoted: str) -> None:
     assert go_quote(text) == quoted
@@ -224,6 +241,35 @@ def test_go_quote(text: str, quoted: str) -> None:
     pytest.param([], "null", id="nil"),
     pytest.param(["a", "b"], '["a","b"]', id="two"),
     pytest.param(["<&>"], '["\\u003c\\u0026\\u003e"]', id="html-escaped"),
+    # What Go 1.26's json.Marshal prints for the same []string (a `go run`): `["é"]`, `["\u2028"]`,
+    # `["\u2029"]`, `["a\u2028b\u2029c"]`, the no-break space and DEL raw (`["<U+00A0>","<U+007F>"]`),
+    # `["\u0001\n\t\b\f\"\\/"]`: UTF-8 as it is, but U+2028 and U+2029 escaped.
+    pytest.param(["é"], '["é"]', id="utf8-not-escaped"),
+    pytest.param(["\u2028"], '["\\u2028"]', id="line-separator-escaped"),
+    pytest.param(["\u2029"], '["\\u2029"]', id="paragraph-separator-escaped"),
+    pytest.param(["a\u2028b\u2029c"], '["a\\u2028b\\u2029c"]', id="separators-inside"),
+    pytest.param(["\u00a0", "\x7f"], '["\u00a0","\x7f"]', id="nbsp-and-DEL-raw"),
+    pytest.param(["\x01\n\t\b\f\"\\/"], '["\\u0001\\n\\t\\b\\f\\"\\\\/"]', id="controls"),
 ])
 def test_go_json_strings(values: list[str], encoded: str) -> None:
     assert go_json_strings(values) == encoded
+
+
+# labels.NewRequirement with selection.Equals, which parse only builds with one value (a matchLabels
+# pair). The messages are what apimachinery v0.37.2 prints (a `go run` of
+# `labels.NewRequirement("x5", selection.Equals, vals)`); the first is TestRequirementConstructor's x5
+# (Field "values", BadValue ["bar","foo"]).
+@pytest.mark.parametrize(("values", "message"), [
+    pytest.param(("bar", "foo"), 'values: Invalid value: ["bar","foo"]: exact-match compatibility requires one single '
+                 "value", id="x5-equals-with-two-values"),
+    pytest.param((), "values: Invalid value: null: exact-match compatibility requires one single value",
+                 id="equals-without-values"),
+    pytest.param(("é", "\u2028"), '[values: Invalid value: ["é","\\u2028"]: exact-match compatibility requires one '
+                 f'single value, values[0][x5]: Invalid value: "é": {VALUE_REGEX}, values[1][x5]: Invalid value: '
+                 f'"\\u2028": {VALUE_REGEX}]', id="equals-with-two-invalid-values"),
+])
+def test_equals_requirement_needs_one_value(values: tuple[str, ...], message: str) -> None:
+    with pytest.raises(SelectorError) as err:
+        new_requirement("x5", EQUALS, values)
+    assert str(err.value) == message
+    assert new_requirement("x5", EQUALS, ("foo",)) == Requirement("x5", EQUALS, frozenset(("foo",)))
