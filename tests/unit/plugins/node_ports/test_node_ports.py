@@ -30,18 +30,20 @@ def test_node_ports(pod: PodBuilder, existing: tuple[PodBuilder, ...], want: obj
     assert verdict(run_filter(node_ports.NodePorts(), pod, make_node("n"), existing)) == want
 
 
+
 # TestNodePorts' "same tcp port" and "other port" on several nodes at once: the batch passes a node when
-# fitsPorts does (no wanted port used there), by position in the rows asked, which are a subset out of
-# order. n0 and n2 run a pod on TCP 80, n1 a pod on TCP 81.
+# fitsPorts does (no wanted port used there), by position in the rows asked, here out of order. n0 and
+# n2 run a pod on TCP 80, n3 one on TCP 81, n1 none.
 @pytest.mark.parametrize(("pod", "rows", "want"), [
-    pytest.param(make_pod("p").host_port(80), [1, 2, 0], [True, False, False], id="same tcp port, rows out of order"),
+    pytest.param(make_pod("p").host_port(80), [1, 0, 2, 3], [True, False, False, True],
+                 id="same tcp port, every row out of order"),
     pytest.param(make_pod("p").host_port(80), [2, 1], [False, True], id="same tcp port, two rows"),
-    pytest.param(make_pod("p").host_port(81), [1, 2], [False, True], id="the other port is used on n1"),
+    pytest.param(make_pod("p").host_port(81), [3, 0], [False, True], id="other port on n0, the same on n3"),
 ])
 def test_node_ports_batch(pod: PodBuilder, rows: list[int], want: list[bool]) -> None:
-    snap = snapshot_with([make_node("n0"), make_node("n1"), make_node("n2")],
-                         [make_pod("q0").node("n0").host_port(80), make_pod("q1").node("n1").host_port(81),
-                          make_pod("q2").node("n2").host_port(80)])
+    snap = snapshot_with([make_node("n0"), make_node("n1"), make_node("n2"), make_node("n3")],
+                         [make_pod("q0").node("n0").host_port(80), make_pod("q2").node("n2").host_port(80),
+                          make_pod("q3").node("n3").host_port(81)])
     mask = node_ports.NodePorts().filter_batch(CycleState(), PodInfo(pod.obj()), snap, np.array(rows, dtype=np.intp))
     assert mask is not None
     assert mask.tolist() == want
