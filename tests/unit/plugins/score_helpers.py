@@ -3,14 +3,19 @@ score tests."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kubesched.framework import CycleState, PodInfo
+from kubesched.model.objects import Pod
 from tests.builders import NodeBuilder, PodBuilder
-from tests.unit.scheduling_helpers import snapshot_with
+from tests.unit.scheduling_helpers import pod_of, snapshot_with
 
 
-def scores(plugin: object, pod: PodBuilder, nodes: list[NodeBuilder]) -> list[int]:
-    snap = snapshot_with(list(nodes))
-    info, state = PodInfo(pod.obj()), CycleState()
+def scores(plugin: object, pod: Pod | PodBuilder, nodes: list[NodeBuilder],
+           existing: Sequence[Pod | PodBuilder] = ()) -> list[int]:
+    """The scores of `pod` on `nodes`, with the `existing` pods bound to them."""
+    snap = snapshot_with(list(nodes), list(existing))
+    info, state = PodInfo(pod_of(pod)), CycleState()
     pre = getattr(plugin, "pre_score", None)
     if pre is not None:
         pre(state, info, snap, snap.all_rows)

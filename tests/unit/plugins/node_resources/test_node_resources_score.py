@@ -3,9 +3,12 @@ kube-scheduler's int64 arithmetic."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubesched.framework import CycleState, PodInfo
+from kubesched.model.objects import Pod
 from kubesched.plugins.helper.shape_score import broken_linear
 from kubesched.plugins.node_resources import balanced_allocation
 from kubesched.plugins.node_resources import fit as node_resources_fit
@@ -211,3 +214,211 @@ def test_balanced_allocation_kept_scores_are_per_pod_request() -> None:
         info, state = PodInfo(pod.obj()), CycleState()
         assert plugin.pre_score(state, info, snap, snap.all_rows) is None
         assert plugin.score_batch(state, info, snap, snap.all_rows).tolist() == want, name
+# --- kube-scheduler's own tables (noderesources/*_test.go), through the one-node and the batch path
+
+EXT = "abc.com/xyz"  # util_test.go's extendedRes
+EXTENDED_RESOURCE_SET = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}, {"name": EXT, "weight": 1}]
+
+
+def _node(name: str, cpu: str | None = None, memory: str | None = None, **extra: str) -> NodeBuilder:
+    """st.MakeNode().Name(name).Capacity(...): only the resources given (cpu "4000" is 4000 cores)."""
+    return make_node(name).capacity(cpu=cpu, memory=memory, pods=None, **extra)
+
+
+def _bare(name: str, node: str | None = None) -> Pod:
+    """st.MakePod().Obj(): no containers, so no requests and no non-zero defaults (those are per
+    container, GetNonzeroRequests)."""
+    builder = make_pod(name)
+    if node is not None:
+        builder.node(name=node)
+    pod = builder.obj()
+    pod.spec.containers = []
+    return pod
+
+
+def _two_containers() -> PodBuilder:
+    """Req(cpu 1000, memory 2000).Req(cpu 2000, memory 3000): cpu 3000 cores, memory 5000 bytes."""
+    return make_pod("p").req(cpu="1000", memory="2000").req(cpu="2000", memory="3000")
+
+
+def _strategy(kind: str, resources: list[dict[str, Any]] | None = None,
+              shape: list[tuple[int, int]] | None = None) -> dict[str, Any]:
+    strategy: dict[str, Any] = {"type": kind}
+    if resources is not None:
+        strategy["resources"] = resources
+    if shape is not None:
+        strategy["requestedToCapacityRatio"] = {"shape": [{"utilization": u, "score": sc} for u, sc in shape]}
+    return {"scoringStrategy": strategy}
+
+
+LEAST = "LeastAllocated"
+MOST = "MostAllocated"
+RATIO = "RequestedToCapacityRatio"
+SHAPE = [(0, 10), (100, 0)]  # requested_to_capacity_ratio_test.go's shape
+BIN_PACKING = [(0, 0), (100, 1)]  # TestResourceBinPacking*'s shape
+
+_SMALL_NODES = [_node("node1", "4000", "10000"), _node("node2", "4000", "10000")]
+_SIZED_NODES = [_node("node1", "4000", "10000"), _node("node2", "6000", "10000")]
+_BIG_NODES = [_node("node1", "10000", "20000"), _node("node2", "10000", "20000")]
+_EXT_NODES = [_node("node1", "6000", "10000"), _node("node2", "6000", "10000", abc_com__xyz="4")]
+_SCHEDULED_WITH_RESOURCES = [
+    make_pod("e1").node("node1").req(cpu="3000", memory="0"),
+    make_pod("e2").node("node1").req(cpu="3000", memory="0"),
+    make_pod("e3").node("node2").req(cpu="3000", memory="0"),
+    make_pod("e4").node("node2").req(cpu="3000", memory="5000"),
+]
+_ONE_EACH = [make_pod("e1").node("node1").req(cpu="3000", memory="0"),
+             make_pod("e2").node("node2").req(cpu="3000", memory="5000")]
+_FOO_NODES = [_node("node1", "4000m", str(10000 * 1024 * 1024), intel_com__foo="8"),
+              _node("node2", "4000m", str(10000 * 1024 * 1024), intel_com__foo="4")]
+_FOO_BAR_NODES = [_node("node1", "4000m", str(10000 * 1024 * 1024), intel_com__foo="8", intel_com__bar="4"),
+                  _node("node2", "4000m", str(10000 * 1024 * 1024), intel_com__foo="4", intel_com__bar="8")]
+_FOO = [{"name": "intel.com/foo", "weight": 1}]
+_FOO_BAR = [{"name": "intel.com/foo", "weight": 3}, {"name": "intel.com/bar", "weight": 5}]
+
+
+@pytest.mark.parametrize(("args", "pod", "nodes", "existing", "want"), [
+    # least_allocated_test.go, TestLeastAllocatedScoringStrategy
+    pytest.param(_strategy(LEAST), _bare("p"), _SMALL_NODES, [], [100, 100],
+                 id="least: nothing scheduled, nothing requested"),
+    pytest.param(_strategy(LEAST), _two_containers(), _SIZED_NODES, [], [37, 50],
+                 id="least: nothing scheduled, resources requested, differently sized nodes"),
+    pytest.param(_strategy(LEAST), _bare("p"), _SMALL_NODES,
+                 [_bare("e1", "node1"), _bare("e2", "node1"), _bare("e3", "node2"), _bare("e4", "node2")],
+                 [100, 100], id="least: no resources requested, pods scheduled"),
+    pytest.param(_strategy(LEAST), _bare("p"), _BIG_NODES, _SCHEDULED_WITH_RESOURCES, [70, 57],
+                 id="least: no resources requested, pods scheduled with resources"),
+    pytest.param(_strategy(LEAST), _two_containers(), _BIG_NODES, _ONE_EACH, [57, 45],
+                 id="least: resources requested, pods scheduled with resources"),
+    pytest.param(_strategy(LEAST), _two_containers(),
+                 [_node("node1", "10000", "20000"), _node("node2", "10000", "50000")], _ONE_EACH, [57, 60],
+                 id="least: resources requested, pods scheduled with resources, differently sized nodes"),
+    pytest.param(_strategy(LEAST), make_pod("p").req(cpu="3000", memory="0"), _SMALL_NODES, _ONE_EACH, [50, 25],
+                 id="least: requested resources exceed node capacity"),
+    pytest.param(_strategy(LEAST), _bare("p"), [_node("node1"), _node("node2")], _ONE_EACH, [0, 0],
+                 id="least: zero node resources, pods scheduled with resources"),
+    pytest.param(_strategy(LEAST, [{"name": "memory", "weight": 2}, {"name": "cpu", "weight": 1}]),
+                 _two_containers(), _SIZED_NODES, [], [41, 50],
+                 id="least: nothing scheduled, resources requested with different weight on CPU and memory"),
+    pytest.param(_strategy(LEAST, EXTENDED_RESOURCE_SET), _two_containers(), _EXT_NODES, [], [50, 50],
+                 id="least: bypass extended resource if the pod does not request"),
+    pytest.param(_strategy(LEAST, EXTENDED_RESOURCE_SET),
+                 make_pod("p").req(cpu="3000", memory="5000", abc_com__xyz="2"),
+                 [_node("node1", "6000", "10000", abc_com__xyz="4"),
+                  _node("node2", "6000", "10000", abc_com__xyz="10")],
+                 [], [50, 60], id="least: honor extended resource if the pod requests"),
+    pytest.param(_strategy(LEAST, [{"name": EXT, "weight": 2}, {"name": "cpu", "weight": 1},
+                                   {"name": "memory", "weight": 1}]),
+                 make_pod("p").req(cpu="3000", memory="4000"), _EXT_NODES, [], [55, 55],
+                 id="least: if the node doesn't have a resource"),
+    # most_allocated_test.go, TestMostAllocatedScoringStrategy
+    pytest.param(_strategy(MOST), _bare("p"), _SMALL_NODES, [], [0, 0],
+                 id="most: nothing scheduled, nothing requested"),
+    pytest.param(_strategy(MOST), _two_containers(), _SIZED_NODES, [], [62, 50],
+                 id="most: nothing scheduled, resources requested, differently sized nodes"),
+    pytest.param(_strategy(MOST), _bare("p"), _BIG_NODES, _SCHEDULED_WITH_RESOURCES, [30, 42],
+                 id="most: no resources requested, pods scheduled with resources"),
+    pytest.param(_strategy(MOST), _two_containers(), _BIG_NODES, _ONE_EACH, [42, 55],
+                 id="most: resources requested, pods scheduled with resources"),
+    pytest.param(_strategy(MOST), make_pod("p").req(cpu="2000", memory="4000").req(cpu="3000", memory="5000"),
+                 [_node("node1", "5000", "10000"), _node("node2", "10000", "9000")], [], [95, 75],
+                 id="most: resources requested equal node capacity"),
+    pytest.param(_strategy(MOST, [{"name": "memory", "weight": 2}, {"name": "cpu", "weight": 1}]),
+                 _two_containers(), _SIZED_NODES, [], [58, 50],
+                 id="most: nothing scheduled, resources requested, differently sized nodes, weights 2/1"),
+    pytest.param(_strategy(MOST), make_pod("p").req(),
+                 [_node("node1", "250m", "1000Mi"), _node("node2", "250m", "1000Mi")],
+                 [make_pod("e1").node("node1").req(), make_pod("e2").node("node1").req()], [80, 30],
+                 id="most: no resources requested, pods scheduled, nonzero request for resource"),
+    pytest.param(_strategy(MOST, EXTENDED_RESOURCE_SET), _two_containers(), _EXT_NODES, [], [50, 50],
+                 id="most: bypass extended resource if the pod does not request"),
+    pytest.param(_strategy(MOST, EXTENDED_RESOURCE_SET),
+                 make_pod("p").req(cpu="3000", memory="5000", abc_com__xyz="2"),
+                 [_node("node1", "6000", "10000", abc_com__xyz="4"),
+                  _node("node2", "6000", "10000", abc_com__xyz="10")],
+                 [], [50, 40], id="most: honor extended resource if the pod request"),
+    pytest.param(_strategy(MOST, [{"name": EXT, "weight": 2}, {"name": "cpu", "weight": 1},
+                                  {"name": "memory", "weight": 1}]),
+                 make_pod("p").req(cpu="3000", memory="4000"), _EXT_NODES, [], [45, 45],
+                 id="most: if the node doesn't have a resource"),
+    # requested_to_capacity_ratio_test.go, TestRequestedToCapacityRatioScoringStrategy
+    pytest.param(_strategy(RATIO, shape=SHAPE), _bare("p"), _SMALL_NODES,
+                 [_bare("e1", "node1"), _bare("e2", "node1")], [100, 100],
+                 id="ratio: nothing scheduled, nothing requested"),
+    pytest.param(_strategy(RATIO, shape=SHAPE), _two_containers(), _SIZED_NODES,
+                 [_bare("e1", "node1"), _bare("e2", "node1")], [38, 50],
+                 id="ratio: nothing scheduled, resources requested, differently sized nodes"),
+    pytest.param(_strategy(RATIO, shape=SHAPE), _bare("p"), _SIZED_NODES,
+                 [make_pod("e1").node("node1").req(cpu="3000", memory="5000"),
+                  make_pod("e2").node("node2").req(cpu="3000", memory="5000")], [38, 50],
+                 id="ratio: no resources requested, pods scheduled with resources"),
+    # TestResourceBinPackingSingleExtended (intel.com/foo, weight 1)
+    pytest.param(_strategy(RATIO, _FOO, BIN_PACKING), _bare("p"), _FOO_NODES, [], [0, 0],
+                 id="bin packing single: nothing scheduled, nothing requested"),
+    pytest.param(_strategy(RATIO, _FOO, BIN_PACKING), make_pod("p").req(intel_com__foo="2"), _FOO_NODES, [],
+                 [2, 5], id="bin packing single: resources requested, pods scheduled with less resources"),
+    pytest.param(_strategy(RATIO, _FOO, BIN_PACKING), make_pod("p").req(intel_com__foo="2"), _FOO_NODES,
+                 [make_pod("e1").node("node2").req(intel_com__foo="2")], [2, 10], id=(
+                     "bin packing single: resources requested, pods scheduled with resources, "
+                     "on node with existing pod running")),
+    pytest.param(_strategy(RATIO, _FOO, BIN_PACKING), make_pod("p").req(intel_com__foo="4"), _FOO_NODES, [],
+                 [5, 10], id="bin packing single: resources requested, pods scheduled with more resources"),
+    # TestResourceBinPackingMultipleExtended (intel.com/foo weight 3, intel.com/bar weight 5)
+    pytest.param(_strategy(RATIO, _FOO_BAR, BIN_PACKING), _bare("p"), _FOO_BAR_NODES, [], [0, 0],
+                 id="bin packing multiple: nothing scheduled, nothing requested"),
+    pytest.param(_strategy(RATIO, _FOO_BAR, BIN_PACKING), make_pod("p").req(intel_com__foo="2", intel_com__bar="2"),
+                 _FOO_BAR_NODES, [], [4, 3],
+                 id="bin packing multiple: resources requested, pods scheduled with less resources"),
+    pytest.param(_strategy(RATIO, _FOO_BAR, BIN_PACKING), make_pod("p").req(intel_com__foo="2", intel_com__bar="2"),
+                 _FOO_BAR_NODES, [make_pod("e1").node("node2").req(intel_com__foo="4", intel_com__bar="2")], [4, 7],
+                 id=("bin packing multiple: resources requested, pods scheduled with resources, "
+                     "on node with existing pod running")),
+    pytest.param(_strategy(RATIO, _FOO_BAR, BIN_PACKING), make_pod("p").req(intel_com__foo="4", intel_com__bar="2"),
+                 _FOO_BAR_NODES, [], [5, 5],
+                 id="bin packing multiple: resources requested, pods scheduled with more resources"),
+])
+def test_scoring_strategies_upstream(args: dict[str, Any], pod: Pod | PodBuilder, nodes: list[NodeBuilder],
+                                     existing: list[Pod | PodBuilder], want: list[int]) -> None:
+    assert scores(node_resources_fit.new(args), pod, nodes, existing) == want
+
+
+@pytest.mark.parametrize(("args", "pod", "nodes", "want"), [
+    # By hand from most_allocated.go's mostRequestedScore (int64: requested * MaxNodeScore / capacity):
+    # cpu 1000m of 3000m -> 100000 / 3000 = 33, memory 2000 of 3000 -> 200000 / 3000 = 66,
+    # (33 + 66) / 2 = 49 (the quotients truncate before they are summed).
+    pytest.param(_strategy(MOST), make_pod("p").req(cpu="1", memory="2000"), [_node("node1", "3", "3000")], [49],
+                 id="most: truncation of each resource before the sum"),
+    # By hand from requested_to_capacity_ratio.go (shape 0->100, 100->0, so score = 100 - utilization):
+    # cpu 5000 > 4000 cores: utilization capped at 100 -> 0, which is not counted (resourceScore > 0);
+    # memory 5000 * 100 / 10000 = 50 -> 50; round(50 / 1) = 50.
+    pytest.param(_strategy(RATIO, shape=SHAPE), make_pod("p").req(cpu="5000", memory="5000"),
+                 [_node("node1", "4000", "10000")], [50], id="ratio: requests above allocatable"),
+    # By hand: abc.com/xyz first and not requested (skipped), then cpu 3000 * 100 / 6000 = 50 -> 50,
+    # memory 4000 * 100 / 10000 = 40 -> 60; round((50 + 60) / 2) = 55 on both nodes.
+    pytest.param(_strategy(RATIO, [{"name": EXT, "weight": 2}, {"name": "cpu", "weight": 1},
+                                   {"name": "memory", "weight": 1}], SHAPE),
+                 make_pod("p").req(cpu="3000", memory="4000"), _EXT_NODES, [55, 55],
+                 id="ratio: if the node doesn't have a resource"),
+    # By hand: shape 0->0, 100->10 (x MaxNodeScore / MaxCustomPriorityScore: 100), so score = utilization:
+    # cpu 1 of 100 cores -> 1, memory 5000 of 10000 -> 50; math.Round(51 / 2) = 26 (half away from zero).
+    pytest.param(_strategy(RATIO, shape=[(0, 0), (100, 10)]), make_pod("p").req(cpu="1", memory="5000"),
+                 [_node("node1", "100", "10000")], [26], id="ratio: a score of 1 counts"),
+    # By hand from least_allocated.go with ephemeral-storage scored (not a scalar resource, so a node
+    # without it is skipped by its zero allocatable only): node1 cpu (6000 - 3000) * 100 / 6000 = 50,
+    # memory (10000 - 5000) * 100 / 10000 = 50, ephemeral-storage (10000 - (2000 + 5000)) * 100 / 10000
+    # = 30, (50 + 50 + 30) / 3 = 43; node2 has none: (50 + 50) / 2 = 50.
+    pytest.param(_strategy(LEAST, [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
+                                   {"name": "ephemeral-storage", "weight": 1}]),
+                 make_pod("p").req(cpu="3000", memory="5000", ephemeral_storage="5000"),
+                 [_node("node1", "6000", "10000", ephemeral_storage="10000"), _node("node2", "6000", "10000")],
+                 [43, 50], id="least: ephemeral-storage scored"),
+    # By hand: no resource on the nodes, every one skipped: weightSum 0 -> 0.
+    pytest.param(_strategy(RATIO, shape=SHAPE), _bare("p"), [_node("node1"), _node("node2")], [0, 0],
+                 id="ratio: zero node resources"),
+])
+def test_scoring_strategies_by_hand(args: dict[str, Any], pod: Pod | PodBuilder, nodes: list[NodeBuilder],
+                                    want: list[int]) -> None:
+    # On node1, a pod asking for ephemeral-storage only: cpu and memory explicitly 0, so no non-zero
+    # defaults (100m / 200Mi) are counted for it.
+    existing = [make_pod("e1").node("node1").req(cpu="0", memory="0", ephemeral_storage="2000")]
+    assert scores(node_resources_fit.new(args), pod, nodes, existing) == want
