@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from kubesched.framework import CycleState, PodInfo
+from kubesched.framework import CycleState, PodInfo, ScheduleResult
 from kubesched.model.objects import Pod
 from kubesched.plugins.helper.shape_score import broken_linear
 from kubesched.plugins.node_resources import balanced_allocation
 from kubesched.plugins.node_resources import fit as node_resources_fit
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 from tests.unit.plugins.score_helpers import scores
-from tests.unit.scheduling_helpers import cache_with, snapshot_with
+from tests.unit.scheduling_helpers import cache_with, default_profile, schedule, snapshot_with
 
 N1 = make_node("n1").capacity(cpu="4", memory="10000", pods="110")
 N2 = make_node("n2").capacity(cpu="6", memory="10000", pods="110")
@@ -412,6 +412,17 @@ def test_scoring_strategies_upstream(args: dict[str, Any], pod: Pod | PodBuilder
                  make_pod("p").req(cpu="3000", memory="5000", ephemeral_storage="5000"),
                  [_node("node1", "6000", "10000", ephemeral_storage="10000"), _node("node2", "6000", "10000")],
                  [43, 50], id="least: ephemeral-storage scored"),
+    # By hand: abc.com/xyz requested but on no node (allocatable 0 everywhere, skipped): cpu
+    # (6000 - 3000) * 100 / 6000 = 50, memory (10000 - 5000) * 100 / 10000 = 50 -> 50; under the shape
+    # (score = 100 - utilization) 50 and 50 -> round(100 / 2) = 50.
+    pytest.param(_strategy(LEAST, EXTENDED_RESOURCE_SET),
+                 make_pod("p").req(cpu="3000", memory="5000", abc_com__xyz="2"),
+                 [_node("node1", "6000", "10000"), _node("node2", "6000", "10000")], [50, 50],
+                 id="least: extended resource requested, on no node"),
+    pytest.param(_strategy(RATIO, EXTENDED_RESOURCE_SET, SHAPE),
+                 make_pod("p").req(cpu="3000", memory="5000", abc_com__xyz="2"),
+                 [_node("node1", "6000", "10000"), _node("node2", "6000", "10000")], [50, 50],
+                 id="ratio: extended resource requested, on no node"),
     # By hand: no resource on the nodes, every one skipped: weightSum 0 -> 0.
     pytest.param(_strategy(RATIO, shape=SHAPE), _bare("p"), [_node("node1"), _node("node2")], [0, 0],
                  id="ratio: zero node resources"),
@@ -422,3 +433,35 @@ def test_scoring_strategies_by_hand(args: dict[str, Any], pod: Pod | PodBuilder,
     # defaults (100m / 200Mi) are counted for it.
     existing = [make_pod("e1").node("node1").req(cpu="0", memory="0", ephemeral_storage="2000")]
     assert scores(node_resources_fit.new(args), pod, nodes, existing) == want
+
+
+# Through schedule_pod: the framework adds each plugin's batch scores into an int64 total, so the
+# column paths must return int64 (a float64 or object array cannot be added in place). The hosts are
+# worked out by hand; the other default plugins score both nodes alike.
+@pytest.mark.parametrize(("args", "pod", "nodes", "host"), [
+    # "honor extended resource if the pod requests" (LeastAllocated 50 / 60, BalancedAllocation
+    # alike on both: cpu and memory 1/2): node2.
+    pytest.param({"NodeResourcesFit": _strategy(LEAST, EXTENDED_RESOURCE_SET)},
+                 make_pod("p").req(cpu="3000", memory="5000", abc_com__xyz="2"),
+                 [make_node("node1").capacity(cpu="6000", memory="10000", abc_com__xyz="4"),
+                  make_node("node2").capacity(cpu="6000", memory="10000", abc_com__xyz="10")], "node2",
+                 id="LeastAllocated with an extended resource"),
+    # RequestedToCapacityRatio (100 - utilization) for a pod without containers: node1 100, node2
+    # without cpu or memory 0 (weightSum 0); BalancedAllocation skips the best-effort pod: node1.
+    pytest.param({"NodeResourcesFit": _strategy(RATIO, shape=SHAPE)}, _bare("p"),
+                 [make_node("node1").capacity(cpu="4000", memory="10000"),
+                  make_node("node2").capacity(cpu=None, memory=None)], "node1",
+                 id="RequestedToCapacityRatio, a node without cpu and memory"),
+    # BalancedAllocation's general path (node2 has no memory): pod cpu 1 of 4. node1: with the pod
+    # |0.25 - 0| / 2 = 0.125 -> 87, without 100: 50 + (50 + 87 - 100) / 2 = 68; Fit (non-zero memory
+    # 200Mi > 10000) (75 + 0) / 2 = 37; 105. node2: one fraction -> 100, 50 + 50 / 2 = 75; Fit 75; 150.
+    pytest.param({}, make_pod("p").req(cpu="1"),
+                 [make_node("node1").capacity(cpu="4", memory="10000"),
+                  make_node("node2").capacity(cpu="4", memory=None)], "node2",
+                 id="BalancedAllocation, a node without memory"),
+])
+def test_column_scores_add_up_in_schedule(args: dict[str, dict[str, object]], pod: Pod | PodBuilder,
+                                         nodes: list[NodeBuilder], host: str) -> None:
+    result = schedule(list(nodes), pod, profile=default_profile(**args))
+    assert isinstance(result, ScheduleResult)
+    assert result.suggested_host == host

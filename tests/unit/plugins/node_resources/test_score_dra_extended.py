@@ -168,3 +168,18 @@ def test_without_a_class_for_a_scored_resource_the_columns_path_is_kept() -> Non
     scoring = DeviceScoring(DraManager.of((), [devices("node1", "device-1")], []), CelSelectorCache())
     assert scoring.pre_score(["cpu", "memory", DRA_RESOURCE]) is None
     assert scoring.pre_score(["cpu", "memory"]) is None
+
+
+@pytest.mark.parametrize("pre_score", [pytest.param(True, id="PreScore"),
+                                       pytest.param(False, id="PreScore not called")])
+def test_least_allocated_counts_a_single_device(pre_score: bool) -> None:
+    """By hand from calculateResourceAllocatableRequest (the class's devices count when there are
+    more than 0): node1 has one device, so the DRA resource scores (1 - 1) * 100 / 1 = 0 beside
+    cpu (4000 - 100) * 100 / 4000 = 97 (the pod's non-zero 100m): (0 + 97) / 2 = 48. node2 has no
+    device: the resource is skipped, 97."""
+    scoring = DeviceScoring(DraManager.of((), [devices("node1", "device-1")], [CLASS]), CelSelectorCache())
+    plugin = node_resources_fit.NodeResourcesFit(resources=[ResourceSpec(DRA_RESOURCE, 1), ResourceSpec("cpu", 1)],
+                                                 devices=scoring)
+    nodes = [make_node("node1").capacity(cpu="4", memory=None, pods=None),
+             make_node("node2").capacity(cpu="4", memory=None, pods=None)]
+    assert _scores(plugin, _dra_pod(), nodes, pre_score) == [48, 97]
