@@ -149,3 +149,30 @@ def test_kept_fit_score_of_a_changed_node_is_the_columns_score(memory: str) -> N
     scores("b")  # kept from here on
     cache.add_pod(make_pod("on-big").node("big").req(cpu="1", memory="1Gi").obj())
     scores("c")
+
+
+def test_kept_fit_score_of_a_node_with_a_huge_cpu_allocatable_wraps_like_go() -> None:
+    """A node changed since its score was kept is scored again through the columns when its cpu
+    allocatable is past 2**52 (not only its memory). By hand from least_allocated.go's int64
+    leastRequestedScore on "big" (cpu 2**60m; pod "on-big" 1 cpu / 1Gi, the pod 100m / 1Gi):
+    cpu (2**60 - 1100) * 100 wraps to 2**62 - 110000 (100 * 2**60 = 25 * 2**62, and 2**64 divides
+    24 * 2**62), / 2**60 = 3; memory (32Gi - 2Gi) * 100 / 32Gi = 93; (3 + 93) / 2 = 48. With exact
+    integers cpu would be 99, and the score 96."""
+    cache = cache_with([make_node("big").capacity(cpu=f"{2**60}m", memory="32Gi", pods="110"),
+                        make_node("n").capacity(cpu="8", memory="32Gi", pods="110")])
+    profile = default_profile()
+    fit = next(pl for pl, _ in profile.score if pl.name == "NodeResourcesFit")
+    snap = cache.snapshot()
+
+    def big_score(name: str) -> int:
+        info = PodInfo(make_pod(name).req(cpu="100m", memory="1Gi").obj())
+        state = CycleState()
+        for pl in profile.pre_score:
+            pl.pre_score(state, info, snap, snap.all_rows)
+        got: list[int] = fit.score_batch(state, info, snap, snap.all_rows).tolist()  # type: ignore[attr-defined]
+        return got[snap.index["big"]]
+
+    big_score("a")
+    big_score("b")  # kept from here on
+    cache.add_pod(make_pod("on-big").node("big").req(cpu="1", memory="1Gi").obj())
+    assert big_score("c") == 48

@@ -12,6 +12,7 @@ from kubesched.model.objects import Pod
 from kubesched.plugins.helper.shape_score import broken_linear
 from kubesched.plugins.node_resources import balanced_allocation
 from kubesched.plugins.node_resources import fit as node_resources_fit
+from kubesched.plugins.node_resources.scoring import ResourceSpec
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
 from tests.unit.plugins.score_helpers import scores
 from tests.unit.scheduling_helpers import cache_with, default_profile, schedule, snapshot_with
@@ -465,3 +466,35 @@ def test_column_scores_add_up_in_schedule(args: dict[str, dict[str, object]], po
     result = schedule(list(nodes), pod, profile=default_profile(**args))
     assert isinstance(result, ScheduleResult)
     assert result.suggested_host == host
+
+
+_CPU_MEMORY_GPU = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec("nvidia.com/gpu", 1)]
+
+
+@pytest.mark.parametrize(("pod", "nodes", "existing", "want"), [
+    # balanced_allocation_test.go, TestNodeResourcesBalancedAllocation (makeNode: milli-CPU, memory, gpu)
+    pytest.param(make_pod("p").req(cpu="0", memory="0", nvidia_com__gpu="1"),
+                 [_node("node1", "3500m", "40000", nvidia_com__gpu="8"),
+                  _node("node2", "3500m", "40000", nvidia_com__gpu="8")],
+                 [make_pod("e1").node("node1").req(cpu="1000m", memory="2000")
+                  .req(cpu="2000m", memory="3000", nvidia_com__gpu="3"),
+                  make_pod("e2").node("node2").req(cpu="1000m", memory="2000").req(cpu="2000m", memory="3000")],
+                 [75, 76], id=("scalar resource is included in the score computation if pod requests the scalar "
+                               "resource")),
+    pytest.param(make_pod("p").req(cpu="1000m", memory="2000").req(cpu="2000m", memory="3000"),
+                 [_node("node1", "3500m", "40000", nvidia_com__gpu="8"), _node("node2", "3500m", "40000")], [],
+                 [56, 56], id=("scalar resource is not included in the score computation if pod doesn't request "
+                               "the scalar resource")),
+    # By hand: the first case with node2 lacking the gpu: only cpu 3000/3500 and memory 5000/40000
+    # count, with the pod (which asks for cpu and memory 0) and without it alike, so
+    # 50 + (50 + s - s) / 2 = 75 whatever the balance s.
+    pytest.param(make_pod("p").req(cpu="0", memory="0", nvidia_com__gpu="1"),
+                 [_node("node1", "3500m", "40000", nvidia_com__gpu="8"), _node("node2", "3500m", "40000")],
+                 [make_pod("e1").node("node1").req(cpu="1000m", memory="2000")
+                  .req(cpu="2000m", memory="3000", nvidia_com__gpu="3"),
+                  make_pod("e2").node("node2").req(cpu="1000m", memory="2000").req(cpu="2000m", memory="3000")],
+                 [75, 75], id="by hand: the pod requests the gpu, node2 has none"),
+])
+def test_balanced_allocation_scalar_resources(pod: PodBuilder, nodes: list[NodeBuilder], existing: list[PodBuilder],
+                                              want: list[int]) -> None:
+    assert scores(balanced_allocation.BalancedAllocation(_CPU_MEMORY_GPU), pod, nodes, existing) == want
