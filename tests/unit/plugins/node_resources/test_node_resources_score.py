@@ -472,19 +472,7 @@ _CPU_MEMORY_GPU = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSp
 
 
 @pytest.mark.parametrize(("pod", "nodes", "existing", "want"), [
-    # balanced_allocation_test.go, TestNodeResourcesBalancedAllocation (makeNode: milli-CPU, memory, gpu)
-    pytest.param(make_pod("p").req(cpu="0", memory="0", nvidia_com__gpu="1"),
-                 [_node("node1", "3500m", "40000", nvidia_com__gpu="8"),
-                  _node("node2", "3500m", "40000", nvidia_com__gpu="8")],
-                 [make_pod("e1").node("node1").req(cpu="1000m", memory="2000")
-                  .req(cpu="2000m", memory="3000", nvidia_com__gpu="3"),
-                  make_pod("e2").node("node2").req(cpu="1000m", memory="2000").req(cpu="2000m", memory="3000")],
-                 [75, 76], id=("scalar resource is included in the score computation if pod requests the scalar "
-                               "resource")),
-    pytest.param(make_pod("p").req(cpu="1000m", memory="2000").req(cpu="2000m", memory="3000"),
-                 [_node("node1", "3500m", "40000", nvidia_com__gpu="8"), _node("node2", "3500m", "40000")], [],
-                 [56, 56], id=("scalar resource is not included in the score computation if pod doesn't request "
-                               "the scalar resource")),
+    # The two upstream scalar-resource cases are in test_balanced_allocation_scores above.
     # By hand: the first case with node2 lacking the gpu: only cpu 3000/3500 and memory 5000/40000
     # count, with the pod (which asks for cpu and memory 0) and without it alike, so
     # 50 + (50 + s - s) / 2 = 75 whatever the balance s.
