@@ -152,3 +152,30 @@ def test_first_feasible_from_start_wraps_around(passing: list[bool] | None, star
     candidates = np.arange(m, dtype=np.intp) if mask is None else np.flatnonzero(mask)
     rotated = [p for p in candidates.tolist() if p >= start] + [p for p in candidates.tolist() if p < start]
     assert filtering._first_from(mask, m, start, want).tolist() == rotated[:want]
+
+
+def test_node_affinity_preferred_scores_through_the_profile() -> None:
+    """TestNodeAffinityPriority "only node1 matches the preferred scheduling requirements of pod",
+    through the default profile: NodeAffinity's normalized scores are MaxNodeScore, 0, 0 (int64
+    scores, added into the weighted total), and node1 is chosen."""
+    nodes = [make_node("node1").label("foo", "bar"), make_node("node2").label("key", "value"),
+             make_node("node3").label("az", "az1")]
+    result = schedule(list(nodes), make_pod("p").preferred(2, ("foo", "In", ["bar"])))
+    assert isinstance(result, ScheduleResult)
+    assert result.plugin_scores()["NodeAffinity"] == {"node1": 100, "node2": 0, "node3": 0}
+    assert result.suggested_host == "node1"
+
+
+def test_node_affinity_added_affinity_fit_error() -> None:
+    """TestNodeAffinity's "Doesn't match added affinity" and "Matches added affinity but not Pod's
+    node affinity" on one cycle: node-a has zone=foo (errReasonEnforced), node-b zone=bar but not the
+    Pod's rack=1 (ErrReasonPod); the reasons are counted and sorted as in FitError.Error."""
+    profile = default_profile(NodeAffinity={"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["bar"]}]}]}}})
+    nodes = [make_node("node-a").label("zone", "foo"), make_node("node-b").label("zone", "bar"),
+             make_node("node-c").label("zone", "foo").label("rack", "1")]
+    result = schedule(list(nodes), make_pod("p").node_selector(rack="1"), profile=profile)
+    assert isinstance(result, FitError)
+    assert result.message() == ("0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+                                "2 node(s) didn't match scheduler-enforced node affinity.")
+    assert result.diagnosis.node_to_status["node-b"].reasons == ("node(s) didn't match Pod's node affinity/selector",)

@@ -69,3 +69,110 @@ def test_node_affinity_pre_filter_conflict_and_names() -> None:
     assert status is None
     assert result is not None
     assert result.node_names == frozenset({"n1"})
+
+
+ENFORCED = (UNRESOLVABLE, ("node(s) didn't match scheduler-enforced node affinity",))
+CONFLICT = (UNRESOLVABLE, ("pod affinity terms conflict",))
+ADDED_NAME_NODE2: dict[str, object] = {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node2"]}]}]}}}
+ADDED_ZONE_BAR: dict[str, object] = {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["bar"]}]}]}}}
+GPU_POD = make_pod("p").required_terms(term(("GPU", "Exists", []), ("GPU", "NotIn", ["AMD", "INTER"])))
+
+
+@pytest.mark.parametrize(("args", "pod", "node", "run_pre_filter", "want"), [
+    pytest.param(ADDED_NAME_NODE2, make_pod("p").required("zone", "In", "foo"), make_node("node2").label("zone", "foo"),
+                 True, None, id="Matches added affinity and Pod's node affinity"),
+    pytest.param(ADDED_NAME_NODE2, make_pod("p").required("zone", "In", "bar"), make_node("node2").label("zone", "foo"),
+                 True, AFFINITY, id="Matches added affinity but not Pod's node affinity"),
+    pytest.param(ADDED_ZONE_BAR, make_pod("p"), make_node("node2").label("zone", "foo"),
+                 True, ENFORCED, id="Doesn't match added affinity"),
+    pytest.param({}, make_pod("p").node_selector(foo="bar"),
+                 make_node("node1").label("foo", "bar").label("baz", "blah"), False, None,
+                 id="Matches node selector correctly even if PreFilter is not called"),
+    pytest.param({}, GPU_POD, make_node("node1").label("GPU", "NVIDIA-GRID-K1"),
+                 False, None, id="Matches node affinity correctly even if PreFilter is not called"),
+    # By hand from Filter: the scheduler-enforced affinity is checked first, so a node failing both
+    # gets errReasonEnforced.
+    pytest.param(ADDED_ZONE_BAR, make_pod("p").required("zone", "In", "bar").node_selector(gen="5"),
+                 make_node("node2").label("zone", "foo"), True, ENFORCED, id="fails added and Pod's: enforced first"),
+])
+def test_node_affinity_added_affinity_cases(args: dict[str, object], pod: PodBuilder, node: NodeBuilder,
+                                            run_pre_filter: bool, want: object) -> None:
+    """TestNodeAffinity's addedAffinity and no-PreFilter cases, on the one-node Filter, the batch
+    mask and the batch statuses of the rejected node, which must all give the upstream answer."""
+    plugin = node_affinity.new(args)
+    snap = snapshot_with([node])
+    info, state = PodInfo(pod.obj()), CycleState()
+    if run_pre_filter:
+        _, status = plugin.pre_filter(state, info, snap)
+        assert status is None
+    assert verdict(plugin.filter(state, info, snap.node_infos[0])) == want
+    mask = plugin.filter_batch(state, info, snap, snap.all_rows)
+    assert (mask is None or bool(mask.all())) == (want is None)
+    if want is not None:
+        assert [verdict(s) for s in plugin.filter_statuses(state, info, snap, snap.all_rows)] == [want]
+
+
+def test_node_affinity_added_affinity_on_several_nodes() -> None:
+    """By hand from Filter, on three nodes at once: node2 fits the added metadata.name affinity and
+    the Pod's zone=foo; node1 fails the added affinity (enforced, whatever its labels); node3 is
+    not node2 either. Then with the Pod's affinity failing on node2, node2 alone gets ErrReasonPod."""
+    plugin = node_affinity.new(ADDED_NAME_NODE2)
+    nodes = [make_node("node1").label("zone", "foo"), make_node("node2").label("zone", "foo"), make_node("node3")]
+    snap = snapshot_with(list(nodes))
+    for pod, want in ((make_pod("p").required("zone", "In", "foo"), [ENFORCED, None, ENFORCED]),
+                      (make_pod("p").required("zone", "In", "bar"), [ENFORCED, AFFINITY, ENFORCED])):
+        info, state = PodInfo(pod.obj()), CycleState()
+        plugin.pre_filter(state, info, snap)
+        assert [verdict(plugin.filter(state, info, ni)) for ni in snap.node_infos] == want
+        mask = plugin.filter_batch(state, info, snap, snap.all_rows)
+        assert mask is not None
+        assert mask.tolist() == [w is None for w in want]
+        rejected = snap.all_rows[~mask]
+        assert [verdict(s) for s in plugin.filter_statuses(state, info, snap, rejected)] == [
+            w for w in want if w is not None]
+
+
+@pytest.mark.parametrize(("args", "pod", "want_names", "want_status"), [
+    pytest.param({}, make_pod("p").required_terms(term(fields=(("metadata.name", "In", ["node1"]),))),
+                 {"node1"}, None, id="Pod with matchFields using In operator that matches the existing node"),
+    pytest.param({}, make_pod("p").required_terms(term(fields=(("metadata.name", "In", ["node1"]),)),
+                                                  term(fields=(("metadata.name", "In", ["node2"]),))),
+                 {"node1", "node2"}, None, id="Pod with two terms of node.Name affinity"),
+    pytest.param({}, make_pod("p").required_terms(
+        term(fields=(("metadata.name", "In", ["node1"]), ("metadata.name", "In", ["node2"]))),
+        term(("foo", "In", ["bar"]))),
+                 None, None, id="Pod with two terms: matchFields does not match, but matchExpressions matches"),
+    pytest.param({}, make_pod("p").required_terms(
+        term(fields=(("metadata.name", "In", ["node1"]), ("metadata.name", "In", ["node2"])))),
+                 None, CONFLICT, id="Pod with two conflicting mach field requirements"),
+    # By hand from PreFilter: only `r.Key == metadata.name && r.Operator == In` names nodes; a NotIn
+    # term names none, so the term leaves every node eligible (nil result).
+    pytest.param({}, make_pod("p").required_terms(term(fields=(("metadata.name", "NotIn", ["node1"]),))),
+                 None, None, id="metadata.name NotIn names no node"),
+    # By hand: a NotIn beside an In in one term narrows nothing; the term's names are the In's.
+    pytest.param({}, make_pod("p").required_terms(
+        term(fields=(("metadata.name", "In", ["node1"]), ("metadata.name", "NotIn", ["node2"])))),
+                 {"node1"}, None, id="metadata.name In and NotIn: the In's names"),
+    # By hand: nothing asked and no addedAffinity required terms (addedNodeSelector nil): Skip,
+    # whether addedAffinity is absent or has only preferred terms.
+    pytest.param({}, make_pod("p"), None, "skip", id="nothing asked: Skip"),
+    pytest.param({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 2, "preference": {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["bar"]}]}}]}},
+                 make_pod("p"), None, "skip", id="added preferred only: Skip"),
+    # "Doesn't match added affinity": a Pod with nothing asked is not skipped when addedAffinity has
+    # required terms; no terms of its own, so a nil result.
+    pytest.param(ADDED_ZONE_BAR, make_pod("p"), None, None, id="Doesn't match added affinity: not skipped"),
+])
+def test_node_affinity_pre_filter(args: dict[str, object], pod: PodBuilder, want_names: set[str] | None,
+                                  want_status: object) -> None:
+    plugin = node_affinity.new(args)
+    snap = snapshot_with([make_node("node1"), make_node("node2")])
+    result, status = plugin.pre_filter(CycleState(), PodInfo(pod.obj()), snap)
+    if want_status == "skip":
+        assert status is not None
+        assert status.is_skip()
+    else:
+        assert verdict(status) == want_status
+    assert (None if result is None or result.node_names is None else set(result.node_names)) == want_names
