@@ -176,3 +176,19 @@ def test_node_affinity_pre_filter(args: dict[str, object], pod: PodBuilder, want
     else:
         assert verdict(status) == want_status
     assert (None if result is None or result.node_names is None else set(result.node_names)) == want_names
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    pytest.param({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]}]}}},
+                 "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution", id="invalid required term"),
+    pytest.param({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [
+            {"key": "invalid key", "operator": "In", "values": ["a"]}]}}]}},
+                 "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution", id="invalid preferred term"),
+])
+def test_new_rejects_an_invalid_added_affinity(args: dict[str, object], field: str) -> None:
+    """By hand from New: an addedAffinity whose required selector or preferred terms do not parse
+    fails the plugin's construction, naming the field as "parsing <field>: ..." does."""
+    with pytest.raises(ValueError, match=field.replace(".", r"\.")):
+        node_affinity.new(args)
