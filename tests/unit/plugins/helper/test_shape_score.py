@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from kubesched.framework.fields import Errors
-from kubesched.plugins.helper.shape_score import shape_points
+from kubesched.plugins.helper.shape_score import broken_linear, go_div, shape_points
 
 RATIO = "scoringStrategy.requestedToCapacityRatio"
 
@@ -95,3 +95,33 @@ def test_shape_decoding_errors(shape: Any, want_paths: list[str], want_points: l
     points = shape_points({"shape": shape}, RATIO, errs)
     assert [err.path for err in errs] == want_paths
     assert points == want_points
+
+
+@pytest.mark.parametrize(("points", "want"), [
+    # requested_to_capacity_ratio_test.go, TestBrokenLinearFunction (its p of -10 and 110 left out:
+    # callers index the table at 0..100 only)
+    pytest.param([(10, 1), (90, 9)],
+                 {0: 1, 9: 1, 10: 1, 15: 1, 19: 1, 20: 2, 89: 8, 90: 9, 99: 9, 100: 9}, id="case_0"),
+    pytest.param([(0, 2), (40, 10), (100, 0)], {0: 2, 20: 6, 30: 8, 40: 10, 70: 5, 100: 0}, id="case_1"),
+    pytest.param([(0, 2), (40, 2), (100, 2)], {0: 2, 20: 2, 30: 2, 40: 2, 70: 2, 100: 2}, id="case_2"),
+    # By hand from BuildBrokenLinearFunction: past the last point (90) the last point's score, 9, not
+    # the middle one's; p = 30 is 1 + (5 - 1) * (30 - 10) / (50 - 10) = 3; p = 89 is
+    # 5 + (9 - 5) * 39 / 40 = 5 + 156 / 40 = 8 (int64 division).
+    pytest.param([(10, 1), (50, 5), (90, 9)], {30: 3, 89: 8, 90: 9, 95: 9, 100: 9},
+                 id="three points, past the last (by hand)"),
+])
+def test_broken_linear(points: list[tuple[int, int]], want: dict[int, int]) -> None:
+    table = broken_linear(points)
+    assert {p: table[p] for p in want} == want
+
+
+@pytest.mark.parametrize(("a", "b", "want"), [
+    # Go's int64 division truncates toward zero (the Go spec's examples: 5/3, -5/3, 5/-3, -5/-3)
+    pytest.param(5, 3, 1, id="5/3"),
+    pytest.param(-5, 3, -1, id="-5/3"),
+    pytest.param(5, -3, -1, id="5/-3"),
+    pytest.param(-5, -3, 1, id="-5/-3"),
+    pytest.param(0, -3, 0, id="0/-3"),
+])
+def test_go_div(a: int, b: int, want: int) -> None:
+    assert go_div(a, b) == want
