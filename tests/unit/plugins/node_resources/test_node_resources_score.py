@@ -427,6 +427,15 @@ def test_scoring_strategies_upstream(args: dict[str, Any], pod: Pod | PodBuilder
     # By hand: no resource on the nodes, every one skipped: weightSum 0 -> 0.
     pytest.param(_strategy(RATIO, shape=SHAPE), _bare("p"), [_node("node1"), _node("node2")], [0, 0],
                  id="ratio: zero node resources"),
+    # By hand from least_allocated.go (nodeScore += score * weight; nodeScore / weightSum): cpu weight 2,
+    # memory 1; node1 cpu (4000 - 3000) * 100 / 4000 = 25, memory (10000 - 5000) * 100 / 10000 = 50,
+    # (25 * 2 + 50) / 3 = 33; node2 cpu 3000 * 100 / 6000 = 50, memory 50, (100 + 50) / 3 = 50.
+    pytest.param(_strategy(LEAST, [{"name": "cpu", "weight": 2}, {"name": "memory", "weight": 1}]),
+                 _two_containers(), _SIZED_NODES, [33, 50], id="least: cpu weighted 2, memory 1"),
+    # The same with memory's weight left out: SetDefaults_NodeResourcesFitArgs gives a resource
+    # without a weight the weight 1, so the same 33 and 50.
+    pytest.param(_strategy(LEAST, [{"name": "cpu", "weight": 2}, {"name": "memory"}]),
+                 _two_containers(), _SIZED_NODES, [33, 50], id="least: a resource without weight weighs 1"),
 ])
 def test_scoring_strategies_by_hand(args: dict[str, Any], pod: Pod | PodBuilder, nodes: list[NodeBuilder],
                                     want: list[int]) -> None:

@@ -156,8 +156,10 @@ def test_include_dra_resource_on_a_node_for_balanced_resource_allocation(pre_sco
     """balanced_allocation_test.go: node1 has 8 devices of the class, node2 none."""
     scoring = DeviceScoring(DraManager.of((), [devices("node1", *(f"device-{i}" for i in range(1, 9)))], [CLASS]),
                             CelSelectorCache())
-    plugin = balanced_allocation.BalancedAllocation(
-        [ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec(DRA_RESOURCE, 1)], scoring)
+    # Through the plugin's factory, as the registry builds it: args, then the device source.
+    plugin = balanced_allocation.new(
+        {"resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
+                       {"name": DRA_RESOURCE, "weight": 1}]}, scoring)
     nodes = [make_node("node1").capacity(cpu="3500m", memory="40000", pods="110"),
              make_node("node2").capacity(cpu="3500m", memory="40000", pods="110")]
     pods = [make_pod("a").node("node1").req(cpu="3000m"), make_pod("c").node("node2").req(cpu="3000m", memory="5000")]
